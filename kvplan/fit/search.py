@@ -583,6 +583,9 @@ def _dp_ep_refusal(req: FitRequest, model, record, engine: "_Engine") -> str | N
             check_model(model, 2)
         except KvplanError as exc:
             return exc.message
+    if not is_moe(model) and engine.name == "sglang":  # SGLang takes --ep-size for it: engines/sglang_dp.py
+        return (f"{model.name} has no routed experts (SGLang 0.5.23 takes --ep-size for it but places nothing by it: "
+                "sglang_dp.dense_ep_refusal; its attention DP alone: kvplan estimate --tp T --dp N --engine sglang)")
     if not is_moe(model):
         return f"{model.name} has no routed experts (vLLM 0.34 refuses --enable-expert-parallel for it)"
     if req.max_decode_ms is not None:
