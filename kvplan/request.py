@@ -89,6 +89,7 @@ class DeploymentRequest:
     ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
     dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
     a2a: str | None = None  # the MoE all-to-all backend (engines/vllm_a2a.py, engines/sglang_a2a.py)
+    replicated_shared: bool = False  # SGLang's backend holds the shared experts whole: capacity.hardware.Deployment
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
     redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
 
@@ -109,12 +110,14 @@ class DeploymentRequest:
         if not self.has_memory:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
+                                   replicated_shared=self.replicated_shared,
                                    redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
                                      dense_over_all=self.dense_over_all, a2a=self.a2a,
+                                     replicated_shared=self.replicated_shared,
                                      redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
@@ -309,12 +312,14 @@ class EstimateRequest:
 
             lookup(gpu, custom_hint=True)
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
+        from .engines.sglang_a2a import replicates_shared
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts,
             redundant_auto=redundant_auto, mem_util=mem_util,
             reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
+            replicated_shared=moe_a2a_backend is not None and replicates_shared(a2a),  # SGLang's flag only
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on

@@ -118,12 +118,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     if request.deployment.dp > 1 or request.deployment.ep:  # the weights' share is checked with the pool
         from .capacity.experts import check_placement
 
-        check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
-        if "sglang" in (request.engine.name, request.engine.emit):
+        if "sglang" in (request.engine.name, request.engine.emit):  # SGLang's rules first, in its words
             from .engines.sglang_dp import check_model
 
             check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp,
                         request.deployment.pp, request.deployment.redundant_experts)
+        check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
         from .capacity.eplb import check_redundant
 
         for name in {request.engine.name, request.engine.emit or request.engine.name}:  # SGLang's rule or vLLM's

@@ -143,6 +143,17 @@ def shared_extra(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool)
     return 0 if total is None else total - _ceil_div(total, tp)
 
 
+def replicated_shared_extra(model: ModelSpec, weights: Weights, split_gpus: int) -> int:
+    """Bytes one GPU holds more than kvplan's split of the shared experts over `split_gpus` GPUs where the engine
+    builds them whole on every GPU (SGLang's all-to-all backends: engines/sglang_a2a.py replicates_shared); 0 for a
+    model without them or where their bytes are not known (shared_bytes)."""
+    counts = model.weight_routed_params
+    if not is_moe(model) or counts is None or not counts[4]:
+        return 0
+    total = shared_bytes(model, weights)
+    return 0 if total is None else total - _ceil_div(total, split_gpus)
+
+
 def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
                   vllm_sequence_parallel: bool = True, redundant: int = 0) -> int:
     """Bytes one GPU holds less than the (tp, pp = 1) split gives it (capacity.weights.stage_weight_bytes divides
@@ -218,19 +229,25 @@ def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int) -> int:
 
 
 def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
-                     dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None) -> int:
+                     dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None,
+                     replicated_shared: bool = False) -> int:
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
     experts and LM head (full_tp_saving), and the vision tower as SGLang places it (engines/sglang_dp_vision.py
     tower_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB), held as more whole
     experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
-    SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP."""
+    SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP.
+    replicated_shared: SGLang's --moe-a2a-backend builds the shared experts whole on every GPU
+    (Deployment.replicated_shared; engines/sglang_a2a.py): what they weigh more than the split counted here."""
     if dp <= 1 and not ep:
         return 0
-    sequence_parallel = not dense_over_all and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)
+    sequence_parallel = (not dense_over_all and not replicated_shared
+                         and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS))
     saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=sequence_parallel,
                            redundant=redundant or 0)
+    if replicated_shared:  # split over the dp x tp GPUs under attention DP (_full_tp_less), else over tp
+        saving -= replicated_shared_extra(model, weights, tp * dp if dense_over_all else tp)
     if not dense_over_all:
         return saving
     from ..engines.sglang_dp_vision import tower_saving  # the vision tower as SGLang places it

@@ -32,6 +32,10 @@ class Deployment:
     # the engine's MoE all-to-all backend as resolved (vLLM's --all2all-backend, SGLang's --moe-a2a-backend;
     # engines/vllm_a2a.py, engines/sglang_a2a.py); None: the engine's default
     a2a: str | None = None
+    # SGLang's --moe-a2a-backend builds the shared experts whole on every GPU (engines/sglang_a2a.py
+    # replicates_shared: deepseek_v2.py parallel_group "replicated", unfused under DeepEP); vLLM's backends of the same
+    # names (deepep_v2, ...) do not: capacity/experts.py placement_saving
+    replicated_shared: bool = False
     # EPLB's redundant experts (with ep): experts + R physical experts over the EP ranks (capacity/eplb.py); None:
     # no EPLB
     redundant_experts: int | None = None
@@ -70,6 +74,7 @@ def make_deployment(
     ep: bool = False,
     dense_over_all: bool = False,
     a2a: str | None = None,
+    replicated_shared: bool = False,
     redundant_experts: int | None = None,
     eplb_default: bool = False,
 ) -> Deployment:
@@ -82,8 +87,8 @@ def make_deployment(
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
-                          dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts,
-                          eplb_default=eplb_default)
+                          dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
+                          redundant_experts=redundant_experts, eplb_default=eplb_default)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -100,5 +105,5 @@ def make_deployment(
             bf16_tflops=tflops or base.bf16_tflops,
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
-                      dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts,
-                          eplb_default=eplb_default)
+                      dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
+                      redundant_experts=redundant_experts, eplb_default=eplb_default)

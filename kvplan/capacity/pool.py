@@ -100,7 +100,8 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
         savings = stage_savings(model, weights, deployment.tp, deployment.dp, deployment.ep, deployment.pp,
                                 deployment.dense_over_all,  # SGLang's attention DP: engines/sglang_dp.py
                                 deployment.redundant_experts,  # EPLB: capacity/eplb.py
-                                deployment.a2a)  # vLLM's all2all backend: its shared experts (engines/vllm_a2a.py)
+                                deployment.a2a,  # vLLM's all2all backend: its shared experts (engines/vllm_a2a.py)
+                                deployment.replicated_shared)  # SGLang's backend: shared experts whole (sglang_a2a)
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights

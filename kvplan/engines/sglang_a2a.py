@@ -66,22 +66,26 @@ def reserve_mib(backend: str | None) -> float:
     return DEEPEP_RESERVE_MIB if backend == "deepep" else 0.0
 
 
+def replicates_shared(backend: str | None) -> bool:
+    """Whether SGLang's `backend` holds the shared experts whole on every GPU (REPLICATED_SHARED, unfused:
+    UNFUSED_SHARED): Deployment.replicated_shared, which capacity.experts.placement_saving counts."""
+    return backend in UNFUSED_SHARED
+
+
 def shared_extra(model, weights, dep) -> tuple[int, str | None]:
     """(bytes one GPU holds more than kvplan's split of the shared experts over the --tp GPUs, a note) where the
-    backend builds them whole (REPLICATED_SHARED, unfused: UNFUSED_SHARED)."""
-    if dep is None or dep.a2a not in UNFUSED_SHARED or weights is None:
+    backend builds them whole (replicates_shared; the bytes: capacity.experts.replicated_shared_extra)."""
+    if dep is None or not replicates_shared(dep.a2a) or weights is None:
         return 0, None
-    from ..capacity.experts import is_moe, shared_bytes
-    from ..capacity.shard import _ceil_div
+    from ..capacity.experts import is_moe, replicated_shared_extra, shared_bytes
 
     if not is_moe(model) or model.weight_routed_params is None or not model.weight_routed_params[4]:
         return 0, None
-    total = shared_bytes(model, weights)
-    if total is None:
+    if shared_bytes(model, weights) is None:
         return 0, (f"--moe-a2a-backend {dep.a2a}: SGLang holds the shared experts whole on every GPU "
                    "(deepseek_v2.py parallel_group 'replicated'); not counted: their share of a tensor table is not "
                    "known, kvplan splits them over the --tp GPUs")
-    extra = total - _ceil_div(total, dep.tp * dep.dp)
+    extra = replicated_shared_extra(model, weights, dep.tp * dep.dp)
     return extra, (f"--moe-a2a-backend {dep.a2a}: the shared experts whole on every GPU (deepseek_v2.py "
                    f"parallel_group 'replicated', fusion off under DeepEP): + {extra / GIB:.2f} GiB a GPU")
 

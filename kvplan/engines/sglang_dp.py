@@ -173,11 +173,31 @@ _REFUSED = {
 }
 
 
+def dense_ep_refusal(model, gpus: int) -> None:
+    """--ep for a model without routed experts under SGLang: SGLang 0.5.23 takes --ep-size for it (no check in
+    arg_groups refuses it; the ones that read ep_size name a MoE runner, an a2a backend or an architecture), and it
+    only sizes the MoE groups: runtime_context.py derive_parallel_widths (moe_ep_size = ep_size, moe_tp_size =
+    tp_size // ep_size // moe_dp_size) and distributed/parallel_state.py initialize_model_parallel's MoE EP / TP
+    groups, which only FusedMoE layers use; the dense MLPs stay on the TP group. It changes nothing kvplan plans, so
+    kvplan leaves it out rather than print a split that is not there (vLLM refuses it outright:
+    capacity.experts.check_placement)."""
+    from ..capacity.experts import is_moe
+
+    if not is_moe(model):
+        raise UsageError(f"--ep: {model.name} has no routed experts; SGLang 0.5.23 takes --ep-size {gpus} for it but "
+                         "only sizes MoE groups no layer of it uses (runtime_context.py derive_parallel_widths, "
+                         "parallel_state.py initialize_model_parallel): the plan is --tp's",
+                         "leave --ep out")
+
+
 def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
     split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0 (with
     redundant experts, the physical ones: capacity/eplb.py check_redundant); and --ep with --pp, which kvplan has not
-    read for SGLang (attention_tp refuses --dp with --pp)."""
+    read for SGLang (attention_tp refuses --dp with --pp). A model without routed experts: refused with --ep, in
+    SGLang's terms (dense_ep_refusal)."""
+    if ep:
+        dense_ep_refusal(model, gpus)
     if ep and pp > 1:
         raise UsageError(f"--ep with --pp {pp} under --engine sglang: kvplan does not model SGLang's pipeline stages "
                          "with expert parallelism", "use --ep with --tp only, or --engine vllm")

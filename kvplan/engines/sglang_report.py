@@ -6,7 +6,7 @@ from ..errors import UsageError
 from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
-from .sglang_a2a import buffer_note, reserve_mib, shared_extra
+from .sglang_a2a import buffer_note, replicates_shared, reserve_mib, shared_extra
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
@@ -223,9 +223,9 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
             from ..capacity.experts import check_placement, placement_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
+            # DeepEP: the shared experts whole on every GPU (sglang_a2a), as kvplan's own plan counts them
             less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1,
-                                    redundant=dep.redundant_experts)
-            less -= shared_extra(model, record, dep)[0]  # DeepEP: the shared experts whole (sglang_a2a)
+                                    redundant=dep.redundant_experts, replicated_shared=replicates_shared(dep.a2a))
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes

@@ -54,6 +54,16 @@ QUANT_MIN_CAPABILITY = {name: cap for cap, names in ((60, _AT_60), (70, _AT_70),
                         for name in names}
 
 
+def served_kv_dtype(capability: tuple[int, int] | None, version: str | None, kv_dtype: str) -> str | None:
+    """The dtype vLLM `version` stores a KV cache of kvplan's `kv_dtype` in where the name says otherwise: float16
+    for bf16 on a card below SM 8.0 (kvplan passes --kv-cache-dtype auto for it, whose cache takes the model's dtype,
+    and _resolve_auto_dtype serves a bfloat16 checkpoint in float16 there: see the module doc); None elsewhere and
+    for releases not read."""
+    if capability is None or capability >= (8, 0) or not (version or "").startswith(READ_IN):
+        return None
+    return "float16" if kv_dtype.lower() in ("bf16", "bfloat16") else None
+
+
 def check_pre_ampere(model, capability: tuple[int, int] | None, version: str, kv_cache_dtype: str | None,
                      use_mla: bool, notes: list[str]) -> None:
     """Refuse what vLLM refuses on a card below SM 8.0 and note what it changes there (see the module doc);

@@ -92,6 +92,9 @@ class Candidate:
     max_concurrency: int | None = None
     engine_concurrency: float | None = None
     engine_kv_dtype: str | None = None  # the KV dtype the engine's pool stores (its own layout for some models)
+    # the dtype the engine serves kv_dtype in where the name says otherwise (vLLM 0.34 below SM 8.0: bf16 as float16,
+    # engines/vllm_sm7.py served_kv_dtype); shown in the labels, not a search key
+    kv_served_as: str | None = None
     kv_bytes_per_gpu: int | None = None
     weight_bytes_per_gpu: int | None = None
     pool_bytes_per_gpu: int | None = None
@@ -128,6 +131,14 @@ class Candidate:
         return " + ".join([f"kv {self.kv_dtype}", *self.techniques])
 
     @property
+    def shown_set_label(self) -> str:
+        """set_label with the dtype the engine serves the KV cache in where it differs ("kv bf16 (served as
+        float16)"): the search groups and ranks by set_label."""
+        if self.kv_served_as is None:
+            return self.set_label
+        return " + ".join([f"kv {self.kv_dtype} (served as {self.kv_served_as})", *self.techniques])
+
+    @property
     def quality_tier(self) -> int:
         return max((CAVEAT_RANK.get(c.caveat, 0) for c in self.caveats), default=0)
 
@@ -137,7 +148,7 @@ class Candidate:
         return "; ".join(f"{c.what}: {c.caveat}" for c in worst) or "none"
 
     def label(self) -> str:
-        return f"{self.gpus} x {self.gpu.name} ({self.layout}), {self.set_label}"
+        return f"{self.gpus} x {self.gpu.name} ({self.layout}), {self.shown_set_label}"
 
 
 @dataclass
@@ -256,6 +267,15 @@ class _Engine:
     def on(self) -> bool:
         """vLLM's accounting."""
         return self.name == "vllm"
+
+    def served_kv_dtype(self, gpu: Gpu, kv_dtype: str) -> str | None:
+        """The dtype vLLM serves `kv_dtype` in on `gpu` where the name says otherwise (engines/vllm_sm7.py); None
+        under another engine (SGLang keeps bfloat16 below SM 8.0: engines/sglang_sm7.py)."""
+        if not self.on:
+            return None
+        from ..engines.vllm_sm7 import served_kv_dtype
+
+        return served_kv_dtype(gpu.cuda_capability, self.release, kv_dtype)
 
     @property
     def checks(self) -> bool:
@@ -563,6 +583,9 @@ def _dp_ep_refusal(req: FitRequest, model, record, engine: "_Engine") -> str | N
             check_model(model, 2)
         except KvplanError as exc:
             return exc.message
+    if not is_moe(model) and engine.name == "sglang":  # SGLang takes --ep-size for it: engines/sglang_dp.py
+        return (f"{model.name} has no routed experts (SGLang 0.5.23 takes --ep-size for it but places nothing by it: "
+                "sglang_dp.dense_ep_refusal; its attention DP alone: kvplan estimate --tp T --dp N --engine sglang)")
     if not is_moe(model):
         return f"{model.name} has no routed experts (vLLM 0.34 refuses --enable-expert-parallel for it)"
     if req.max_decode_ms is not None:
@@ -597,7 +620,9 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
                                      reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp,
-                                     ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang"))
+                                     ep=_ep_of(engine, model, tp, dp),
+                                     dense_over_all=dp > 1 and engine.name == "sglang",
+                                     kv_served_as=engine.served_kv_dtype(gpu, dtype)))
             continue
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
@@ -613,7 +638,8 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         stages = None
         for gpu in req.gpus:
             c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp,
-                          ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang")
+                          ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang",
+                          kv_served_as=engine.served_kv_dtype(gpu, dtype))
             out.append(c)
             budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's

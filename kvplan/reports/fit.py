@@ -138,7 +138,8 @@ def _money(value: float | None) -> str:
 
 
 def _option_row(i: int, c: Candidate, engine: bool) -> list:
-    row = [i, f"{c.gpus} x {c.gpu.name}", split_text(c), c.kv_dtype, ", ".join(c.techniques) or "-",
+    kv = c.kv_dtype if c.kv_served_as is None else f"{c.kv_dtype} (served as {c.kv_served_as})"
+    row = [i, f"{c.gpus} x {c.gpu.name}", split_text(c), kv, ", ".join(c.techniques) or "-",
            c.max_concurrency]
     if engine:
         row.append(round(c.engine_concurrency, 2) if c.engine_concurrency is not None else None)
@@ -259,7 +260,8 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
     counts: dict[str, int] = {}
     for c in failures:
         counts[c.constraint] = counts.get(c.constraint, 0) + 1
-    rows = [[c.gpu.name, c.gpus, split_text(c), c.set_label, constraints.get(c.constraint, c.constraint), c.reason]
+    rows = [[c.gpu.name, c.gpus, split_text(c), c.shown_set_label, constraints.get(c.constraint, c.constraint),
+             c.reason]
             for c in failures[:limit]]
     what = {"cost": "cost less per hour", "headroom": "use no more GPUs"}.get(result.request.objective, "use fewer GPUs")
     report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
@@ -304,7 +306,7 @@ def _pareto(report: Report, result: FitResult) -> None:
         data[label] = []
         for c in cands:
             conc = _achievable(c)
-            rows.append([label, c.gpu.name, c.gpus, split_text(c), conc, _money(c.cost_per_hour),
+            rows.append([c.shown_set_label, c.gpu.name, c.gpus, split_text(c), conc, _money(c.cost_per_hour),
                          "meets" if conc >= result.request.concurrency else "below"])
             data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp, "max_concurrency": conc,
                                 "usd_per_hour": c.cost_per_hour})
