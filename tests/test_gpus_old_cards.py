@@ -212,3 +212,27 @@ def test_an_awq_checkpoint_starts_on_a_t4_not_on_a_v100(cli, tmp_path):
     code, _, err = cli("estimate", config, "--gpu", "v100-32gb", "--engine", "vllm")
     assert code != 0 and "the auto_awq quantization on an SM 7.0 card: 'Minimum capability: 75. Current " \
         "capability: 70'" in err
+
+
+def test_fit_does_not_offer_a_card_the_engine_refuses_as_the_closest(cli):
+    # Qwen3-8B at 128k x 64 on at most 2 T4s meets nothing. vLLM 0.34 refuses an fp8 KV cache below SM 8.9
+    # (TritonAttentionImpl), so the closest candidate is a bf16 one (served as float16 there), never fp8
+    code, _, err = cli("fit", "qwen3-8b", "--gpu", "t4", "--engine", "vllm", "-c", "128k", "-n", "64", "--max-gpus", "2")
+    assert code != 0 and "closest:" in err and "kv bf16 (served as float16)" in err and "fp8" not in err
+
+
+def test_fit_says_when_every_candidate_is_on_a_refused_card(cli):
+    # gemma3_text is served in float32 below SM 8.0 (not modelled, refused) whatever the split or KV dtype
+    code, _, err = cli("fit", "gemma-3-4b", "-c", "8k", "-n", "4", "--gpu", "t4", "--engine", "vllm")
+    assert code != 0 and "are on cards vLLM refuses for this model" in err and "gemma3_text" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_fit_explain_counts_the_refused_cards(cli):
+    # objective cost, one L4 ($0.78 an hour) wins; the T4s cheaper than it at $0.30 each: 1 GPU (tp 1) and 2 GPUs
+    # (tp 2, or pp 2) = 3 splits x 2 KV dtypes (bf16, fp8_e4m3) = 6, all refused on the card
+    code, out, err = cli("fit", "gemma-3-4b", "-c", "8k", "-n", "4", "--gpu", "t4,l4", "--engine", "vllm", "--explain",
+                         "--price", "t4=0.3", "--objective", "cost", "--format", "json")
+    assert code == 0, err
+    explain = json.loads(out)["explain"]
+    assert explain["by_constraint"] == {"engine refuses the card": 6}

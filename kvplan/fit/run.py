@@ -79,6 +79,11 @@ def nothing_meets(result: FitResult) -> BudgetExceeded:
         engine = result.engine_label
         return BudgetExceeded(f"{searched}; {len(refused):,} meet the planner's budgets but {engine} would not start "
                               f"them, e.g. {first.label()}: {first.reason.removeprefix(f'{engine} would not start: ')}")
+    carded = [c for c in result.candidates if c.constraint == "card"]
+    if best is None and carded:  # every candidate the planner could judge is on a card the engine refuses
+        return BudgetExceeded(f"{searched}; {len(carded):,} are on cards {result.engine_label} refuses for this "
+                              f"model, e.g. {carded[0].label()}: {carded[0].reason.removeprefix(f'{result.engine_label} would not start: ')}",
+                              "search cards of SM 8.0 or newer (--gpu)")
     if best is None:
         return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",
                               "raise --max-gpus or add GPU kinds")

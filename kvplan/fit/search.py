@@ -260,6 +260,7 @@ class _Engine:
         self.need = need
         self.last_kv_dtype: str | None = None  # the KV dtype of the pool the last concurrency() read
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
+        self._card_refusals: dict[tuple[str, str], str | None] = {}
         self._pools: dict = {}
         self._memory: dict = {}
 
@@ -276,6 +277,30 @@ class _Engine:
         from ..engines.vllm_sm7 import served_kv_dtype
 
         return served_kv_dtype(gpu.cuda_capability, self.release, kv_dtype)
+
+    def card_refusal(self, model, gpu: Gpu, kv_dtype: str) -> str | None:
+        """Why the engine refuses this model with this KV dtype on `gpu` whatever the split (a card below SM 8.0:
+        engines/vllm_sm7.py, engines/sglang_sm7.py check_pre_ampere), else None; once per card and dtype, for every
+        candidate, so a candidate the planner fails is not offered as the closest when the engine refuses it."""
+        if not self.checks or gpu.cuda_capability is None or gpu.cuda_capability >= (8, 0):
+            return None
+        key = (gpu.name, kv_dtype)
+        if key not in self._card_refusals:
+            kv = "auto" if kv_dtype.lower() in ("bf16", "bfloat16") else kv_dtype.lower()
+            try:
+                if self.name == "sglang":
+                    from ..engines.sglang_sm7 import check_pre_ampere as sglang_check
+
+                    sglang_check(model, gpu.cuda_capability, self.release, kv, [])
+                else:
+                    from ..engines.vllm_sm7 import check_pre_ampere
+
+                    mla = any(c.kind == "latent" for layer in model.layers for c in layer.caches)
+                    check_pre_ampere(model, gpu.cuda_capability, self.release or "", kv, mla, [])
+                self._card_refusals[key] = None
+            except KvplanError as exc:
+                self._card_refusals[key] = f"{self.label} would not start: {exc.message}"
+        return self._card_refusals[key]
 
     @property
     def checks(self) -> bool:
@@ -644,6 +669,10 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's
             c.weight_bytes_per_gpu = heaviest
+            refused = engine.card_refusal(model, gpu, dtype)
+            if refused is not None:  # the engine refuses this card whatever the split (a card below SM 8.0)
+                c.reason, c.constraint = refused, "card"
+                continue
             if pool <= 0:
                 c.reason = (f"weights do not fit: {heaviest / GIB:,.2f} GiB + reserve {req.reserve_bytes / GIB:,.2f} GiB "
                             f"per GPU exceed the usable {budget / GIB:,.2f} GiB by {-pool / GIB:,.2f} GiB")
@@ -812,7 +841,7 @@ def closest(result: FitResult) -> Candidate | None:
             else:
                 worst = max(worst, (actual - limit) / limit if limit else math.inf)
         return worst
-    pool = [c for c in result.candidates if c.misses and c.constraint not in ("heads", "split")]
+    pool = [c for c in result.candidates if c.misses and c.constraint not in ("heads", "split", "card")]
     if not pool:
         return None
     fits = [c for c in pool if c.constraint not in ("weights", "load")]

@@ -14,6 +14,7 @@ CONSTRAINTS = {
     "load": "float checkpoint does not fit at load",  # SGLang --quantization (configs/quant_online.py)
     "pool": "pool too small",
     "engine": "vLLM's pool too small",
+    "card": "engine refuses the card",  # a card below SM 8.0 (engines/vllm_sm7.py, sglang_sm7.py)
     "kv": "KV per GPU above budget",
     "decode": "decode floor above budget",
 }
