@@ -248,6 +248,12 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     # custom_all_reduce.py's warnings when the TP group has no NVLink
     if re.search(r"not supported on more than two PCIe-only GPUs|lacks GPU P2P capability", text):
         log.pcie_only = True
+    # custom_all_reduce.py's "process group spans across nodes": custom all-reduce off and the group's traffic over
+    # the network. At TP 2 (PP 1) the group's two GPUs are then on two nodes, with no NVLink between them: the
+    # PCIe-only case. A wider group spanning nodes may hold NVLink pairs inside a node, which the line does not tell.
+    if (re.search(r"process group spans across nodes", text) and log.tp == 2 and (log.pp or 1) == 1
+            and log.pcie_only is None):
+        log.pcie_only = True
     if re.search(r"Using FlashInfer for top-p & top-k sampling", text):
         log.flashinfer_sampler = True
     elif re.search(r"FlashInfer is not available\. Falling back|FlashInfer is available, but it is not enabled|"
