@@ -143,3 +143,21 @@ def test_family_not_read_keeps_vllm_split_and_says_so(tmp_path):
 
     got = tower_delta(Model(), Weights(total_bytes=100, source="estimated from config", vision=(20, 4)), 2)
     assert got.stage_bytes == (0,) and "was not read" in got.note
+
+
+def test_tensor_table_tower_on_a_gpu():
+    # a Gemma 3 27B table's tower (the bundled config at hand): the positions 4,096 x 1,152 x 2 B = 9,437,184 B, whole
+    # in vLLM, split by SGLang: at TP 4 a GPU holds 9,437,184 - 2,359,296 = 7,077,888 B less; a q_proj split by both
+    # (no change), Gemma 3's 4,096 rows need no padding
+    from kvplan.engines.sglang_tower import tower_delta
+    from kvplan.sources import load_model
+    from kvplan.weights.roles import TensorEntry, fold
+
+    record = fold([TensorEntry("vision_tower.vision_model.embeddings.position_embedding.weight", "BF16", 4096 * 1152,
+                               2 * 4096 * 1152, (4096, 1152)),
+                   TensorEntry("vision_tower.vision_model.encoder.layers.0.self_attn.q_proj.weight", "BF16",
+                               1152 * 1152, 2 * 1152 * 1152, (1152, 1152)),
+                   TensorEntry("language_model.model.layers.0.mlp.down_proj.weight", "BF16", 64, 128, (8, 8))],
+                  source="safetensors", origin="x", quantization="none", files=1, family="gemma3")
+    got = tower_delta(load_model("gemma-3-27b"), record, 4, pp=2)
+    assert got.stage_bytes == (-7_077_888, 0)

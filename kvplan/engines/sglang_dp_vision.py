@@ -41,9 +41,9 @@ in the 0.5.23 wheel (python/sglang/srt/...):
   (num_dummy_heads): VisionAttention builds qkv_proj and proj for heads + dummy heads, zero-filled at load.
 
 Not modelled: --mm-enable-dp-encoder (qwen3_vl.py, kimi_k25.py: the tower "replicated", whole on every GPU); a tower
-under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted); the same
-modules without attention DP (SGLang's plain --tp plan keeps vLLM's split: Llama 4's projector split, Qwen3-VL's
-pos_embed whole, where SGLang holds the one whole and splits the other over the TP group).
+under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted). Without
+attention DP, engines/sglang_tower.py splits the tower as SGLang does (weights/vision_tp.py SGLANG_TOWERS, whose
+Qwen3-VL and GLM-4V rules _by_table applies here over the attention TP group).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ estimate counts (configs/vision_count.py _Count: a column-parallel linear split,
 weight split, its bias and per-output-row scales whole; convolutions, position / class embeddings, norms,
 nn.Parameters and nn.Linear / ReplicatedLinear projectors whole), read from the tensor names the checkpoints give
 the modules. The families whose names are read here (RULE_FAMILIES); a tower of another family is split over TP
-whole, as before, and Gemma 4's is whole (weights/roles.py _VISION_WHOLE_FAMILIES)."""
+whole, as before, and Gemma 4's is whole (weights/roles.py _VISION_WHOLE_FAMILIES). Below, SGLang 0.5.23's
+differences from that rule a family (SGLANG_TOWERS), by tensor name and from the vision_config, for
+engines/sglang_tower.py."""
 
 from __future__ import annotations
 
