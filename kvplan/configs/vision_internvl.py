@@ -35,6 +35,13 @@ def _need(v: Fields, *names: str) -> None:
             raise NotCounted(f"vision_config has no {name!r}")
 
 
+def vllm_splits_attention(heads: int) -> bool:
+    """Whether kvplan counts InternViT's qkv / proj split over TP as vLLM 0.34 builds them (intern_vit.py
+    InternParallelAttention, whole under data parallelism where TP does not divide the heads): for an even head
+    count (an odd one, InternViT-6B's 25, is whole at any even TP)."""
+    return heads % 2 == 0
+
+
 # the InternViT wrappers vLLM 0.34 builds as InternVLChatModel (remote code: vision_config holds every field)
 _INTERNVIT_CHAT = ("internvl_chat", "NVLM_D", "h2ovl_chat", "skywork_chat")
 
@@ -98,7 +105,7 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.held(((image // patch) ** 2 + 1) * h)
     for _ in range(layers):
         c.held(2 * norm_params + 2 * h + (2 * dim if qk_norm else 0))
-        if chat and dim // (h // heads) % 2 == 0:
+        if chat and vllm_splits_attention(dim // (h // heads)):
             c.split(h, 3 * dim, bias)
             c.row(dim, h, bias=True)
         else:

@@ -104,7 +104,6 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     MergedColumnParallelLinear; mistral3.py Mistral3MultiModalProjector: norm and merging_layer (an nn.Linear)
     whole, linear_1 ColumnParallelLinear, linear_2 RowParallelLinear."""
     v = _with(v, _PIXTRAL)
-    w = Fields(raw, f.source, {"spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1})
     c = _Count()
     h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=False)
@@ -115,10 +114,17 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.row(h, h)
         c.split(h, 2 * inter)
         c.row(inter, h)
+    mistral3_projector(c, raw, f, h)
+    return c, "PixtralVisionModel + Mistral3MultiModalProjector"
+
+
+def mistral3_projector(c: _Count, raw: dict, f: Fields, h: int) -> None:
+    """Mistral3MultiModalProjector over a vision hidden h (see mistral3): the norm and patch_merger.merging_layer
+    whole, linear_1 split, linear_2 row-parallel."""
+    w = Fields(raw, f.source, {"spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1})
     merge = w.int("spatial_merge_size")
     layers = w.get("vision_feature_layer")
     th, bias = f.int("hidden_size"), w.flag("multimodal_projector_bias")
     c.held(h + h * merge * merge * h)
     c.split(h * (len(layers) if isinstance(layers, list) else 1), th, bias)
     c.row(th, th, bias)
-    return c, "PixtralVisionModel + Mistral3MultiModalProjector"

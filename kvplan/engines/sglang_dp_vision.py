@@ -41,9 +41,9 @@ in the 0.5.23 wheel (python/sglang/srt/...):
   (num_dummy_heads): VisionAttention builds qkv_proj and proj for heads + dummy heads, zero-filled at load.
 
 Not modelled: --mm-enable-dp-encoder (qwen3_vl.py, kimi_k25.py: the tower "replicated", whole on every GPU); a tower
-under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted); the same
-modules without attention DP (SGLang's plain --tp plan keeps vLLM's split: Llama 4's projector split, Qwen3-VL's
-pos_embed whole, where SGLang holds the one whole and splits the other over the TP group).
+under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted). Without
+attention DP, engines/sglang_tower.py splits the tower as SGLang does (weights/vision_tp.py SGLANG_TOWERS, whose
+Qwen3-VL and GLM-4V rules _by_table applies here over the attention TP group).
 """
 
 from __future__ import annotations
@@ -87,36 +87,22 @@ def _llama4(model, attn_tp: int) -> DpTower | None:
     return DpTower(whole, 0, params - whole)
 
 
-def _qwen3_vl(model, attn_tp: int) -> DpTower | None:
-    """pos_embed vocab-parallel over the attention TP group, the rest as vLLM splits it (attention TP)."""
-    from ..configs.vision_qwen import _QWEN3_VL
+def _by_table(model, attn_tp: int) -> DpTower | None:
+    """Qwen3-VL-MoE and GLM-4.5V: as SGLang builds the tower under plain TP (weights/vision_tp.py SGLANG_TOWERS:
+    Qwen3-VL's pos_embed vocab-parallel, GLM's merger proj whole and dummy heads), over the attention TP group."""
+    from ..weights.vision_tp import SGLANG_TOWERS
+    from .sglang_tower import tower_fields
+    from .vllm_load import raw_config
 
-    v = _fields(model, "vision_config", _QWEN3_VL)
-    if v is None:
+    raw = raw_config(model) or {}
+    rule = SGLANG_TOWERS.get(raw.get("model_type"))
+    fields = tower_fields(model, raw) if rule is not None else None
+    if fields is None:
         return None
+    moves = rule.moves(raw, *fields, attn_tp)
     params, _, whole_bytes = model.weight_vision
-    width = model.weight_vision[1] // params
-    rows, h = v.int("num_position_embeddings"), v.int("hidden_size")
-    padded = _ceil_div(rows, 64) * 64  # pad_vocab_size(rows, 64)
-    whole = whole_bytes // width - rows * h
-    return DpTower(whole, params - whole_bytes // width + padded * h, 0)
-
-
-def _glm4v(model, attn_tp: int) -> DpTower | None:
-    """The merger's proj whole, the rest as vLLM splits it (attention TP), each block's qkv / proj padded with the
-    dummy heads that make the vision heads a multiple of the attention TP size."""
-    from ..configs.vision_qwen import _GLM4V
-
-    v = _fields(model, "vision_config", _GLM4V)
-    if v is None:
-        return None
-    params, _, whole_bytes = model.weight_vision
-    width = model.weight_vision[1] // params
-    h, heads, out = v.int("hidden_size"), v.int("num_heads"), v.int("out_hidden_size")
-    dummy = _ceil_div(heads, attn_tp) * attn_tp - heads  # vision_utils.update_vit_attn_dummy_heads_config
-    padding = v.int("depth") * 4 * dummy * (h // heads) * h  # q, k, v rows and proj columns of the dummy heads
-    whole = whole_bytes // width + out * out  # Glm4vPatchMerger.proj: ReplicatedLinear, no bias
-    return DpTower(whole, params - whole + padding, 0)
+    whole = whole_bytes // (model.weight_vision[1] // params) + moves.whole - moves.split + moves.added_whole
+    return DpTower(whole, params + moves.added + moves.added_whole - whole, 0)
 
 
 _NOT_DP_ENCODER = " (--mm-enable-dp-encoder, which holds it whole on every GPU, not modelled)"
@@ -125,10 +111,10 @@ _NOT_DP_ENCODER = " (--mm-enable-dp-encoder, which holds it whole on every GPU, 
 DP_TOWERS = {
     "Llama4ForConditionalGeneration": (_llama4, "mllama4.py", "its attention whole on every GPU, its MLPs, patch "
                                        "linear and adapter over all {gpus} GPUs, the projector whole"),
-    "Qwen3VLMoeForConditionalGeneration": (_qwen3_vl, "qwen3_vl.py Qwen3VLMoeVisionModel", "over the attention TP "
+    "Qwen3VLMoeForConditionalGeneration": (_by_table, "qwen3_vl.py Qwen3VLMoeVisionModel", "over the attention TP "
                                            "group of {tp}, pos_embed vocab-parallel there too" + _NOT_DP_ENCODER),
     "KimiK25ForConditionalGeneration": (None, "kimi_k25.py", ""),
-    "Glm4vMoeForConditionalGeneration": (_glm4v, "glm4v.py Glm4vVisionModel", "over the attention TP group of {tp}, "
+    "Glm4vMoeForConditionalGeneration": (_by_table, "glm4v.py Glm4vVisionModel", "over the attention TP group of {tp}, "
                                          "its heads padded to a multiple of {tp} with dummy heads, the merger's proj "
                                          "whole" + _NOT_DP_ENCODER),
 }

@@ -234,10 +234,26 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     up, _ = fp32_upcast(result, release)
     if up is not None:
         out = [n + extra for n, extra in zip(out, up.stage_bytes)]
-    whole = sglang_whole(result)
-    if whole is not None:
-        out = [n + extra for n, extra in zip(out, whole.stage_bytes)]
+    for other in (sglang_whole(result), sglang_tower(result)):
+        if other is not None:
+            out = [n + extra for n, extra in zip(out, other.stage_bytes)]
     return out
+
+
+def sglang_tower(result):
+    """The vision tower as SGLang splits it where vLLM's split, which kvplan's weights follow, differs
+    (engines/sglang_tower.py); nothing where the weights were given (a log's figure, --weight-bytes)."""
+    from .sglang_tower import tower_delta
+
+    dep = result.deployment
+    record = getattr(result, "weights", None) or dep.weights
+    if record is None or record.source == "given":
+        return None
+    if served_16bit(result):
+        from .vllm_load import downcast_float32
+
+        record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
+    return tower_delta(result.plan.model, record, dep.tp, dep.pp, dep.dp, served_16bit(result))
 
 
 def sglang_whole(result):
@@ -560,9 +576,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     fp32_note = fp32_upcast(result, rules.release)[1] if how is not None else None
     if fp32_note:
         notes.append(fp32_note)
-    whole = sglang_whole(result) if how is not None else None
-    if whole is not None:
-        notes.append(whole.note)
+    for other in (sglang_whole(result), sglang_tower(result)) if how is not None else ():
+        if other is not None:
+            notes.append(other.note)
     if how is not None and dep is not None and dep.a2a is not None:  # the all-to-all backend (engines/sglang_a2a.py)
         record = getattr(result, "weights", None) or dep.weights
         notes.extend(n for n in (shared_extra(plan.model, record, dep)[1], buffer_note(plan.model, dep)) if n)

@@ -206,7 +206,8 @@ def downcast_float32(record, served_as: str = "bf16 (vLLM's dtype auto)"):
     replicated = (lambda: loaded(whole())) if callable(whole) else loaded(whole)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
                    against_role=against, kv_split=kv, replicated=replicated,
-                   vision=tuple(loaded(n) for n in record.vision), notes=record.notes + (note,)), note
+                   vision=tuple(loaded(n) for n in record.vision),
+                   vision_sglang=tuple(loaded(n) for n in record.vision_sglang), notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record, served_as: str = "bf16 (vLLM's dtype auto)"):

@@ -67,6 +67,10 @@ class Weights:
     # bytes vLLM holds whole on every TP rank) (ModelSpec.weight_vision), on the first pipeline stage only; by_role
     # names it "vision" (a tensor table's vision tensors are its "vision" parts)
     vision: tuple[int, int] = (0, 0)
+    # a tensor table's vision tensors SGLang 0.5.23 places otherwise than vLLM, as (bytes it holds whole that vLLM
+    # splits, bytes it splits that vLLM holds whole): roles.fold with weights/vision_tp.py sglang_vision_whole; read
+    # by engines/sglang_tower.py; not in the JSON
+    vision_sglang: tuple[int, int] = (0, 0)
 
     @property
     def known(self) -> bool:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .record import NO_LAYER, REPLICATED, DtypeBytes, Weights
-from .vision_tp import per_output_row, vision_whole
+from .vision_tp import per_output_row, sglang_vision_whole, vision_whole
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
 _VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
@@ -350,6 +350,7 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
     mtp: dict[tuple[str, int], int] = {}
     against: dict[tuple[str, int], int] = {}
     kv: dict[tuple[str, int, int], int] = {}
+    vision_sglang = [0, 0]
     has_head = has_embed = False
     for t in entries:
         name = param_name(t.name)  # torchao's flattened names read as the parameters they stand for
@@ -372,6 +373,9 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
         by_table = 0 if held_against else _table_against(t, role, whole_modules)
         if held_against or by_table:
             against[(role, layer)] = against.get((role, layer), 0) + (t.bytes if held_against else by_table)
+        sglang = sglang_vision_whole(t.name, family) if role == "vision" else None
+        if sglang is not None and sglang != held_against:  # SGLang holds it the other way (vision_tp SGLANG_TOWERS)
+            vision_sglang[0 if sglang else 1] += t.bytes
         # split over TP (a split role, or a whole one held against it: MiniMax-M2's k_norm), so perhaps by KV head
         if (kv_modules and (role in REPLICATED) == held_against and not by_table and role not in ("vision", "mtp")
                 and not t.name.lower().endswith(_KV_NOT_ROWS)):
@@ -392,6 +396,7 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
         mtp_parts=tuple((role, layer, n) for (role, layer), n in
                         sorted(mtp.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
         against_role=tuple((role, layer, n) for (role, layer), n in sorted(against.items())),
+        vision_sglang=tuple(vision_sglang),
         # known where the table names k/v modules and some tensor is one of them (a checkpoint named otherwise
         # than the table is not known, rather than taken to hold none)
         kv_split=tuple((role, layer, n, heads) for (role, layer, heads), n in sorted(kv.items()))
