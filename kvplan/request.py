@@ -312,14 +312,13 @@ class EstimateRequest:
 
             lookup(gpu, custom_hint=True)
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
-        from .engines.sglang_a2a import replicates_shared
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts,
             redundant_auto=redundant_auto, mem_util=mem_util,
             reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
-            replicated_shared=moe_a2a_backend is not None and replicates_shared(a2a),  # SGLang's flag only
+            replicated_shared=moe_a2a_backend is not None and _sglang_replicates_shared(a2a),  # SGLang's flag only
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on
@@ -335,6 +334,16 @@ class EstimateRequest:
     def engine_tokens(self) -> int:
         """vLLM's max_model_len: --max-model-len, else the context."""
         return self.engine.max_model_len or self.context_tokens
+
+
+def _sglang_replicates_shared(backend: str | None) -> bool:
+    """engines/sglang_a2a.py replicates_shared, imported only where SGLang's --moe-a2a-backend was given (the plain
+    estimate path stays free of the engine modules: tests/test_speed_paths.py)."""
+    if backend is None:
+        return False
+    from .engines.sglang_a2a import replicates_shared
+
+    return replicates_shared(backend)
 
 
 def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool) -> str | None:
