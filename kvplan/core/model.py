@@ -70,7 +70,7 @@ class ModelSpec:
     mtp_attention_layers: int | None = None
     # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
     # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); or
-    # "fp8_ds_mla" for Mistral Large 4's dsa.fp8_kv_cache, which vLLM 0.34's auto keeps (engines.vllm.layer_specs)
+    # "fp8_ds_mla" for Mistral Large 4's dsa.fp8_kv_cache, which vLLM 0.34's auto keeps (engines.vllm_layer_specs.layer_specs)
     checkpoint_kv_cache: str | None = None
     # the config file's own model_type, and whether its auto_map names an AutoConfig (code the checkpoint ships,
     # which transformers runs only with trust_remote_code): engines.vllm_remote_code decides the flag from both

@@ -9,7 +9,9 @@ from typing import NamedTuple
 from ..errors import UsageError
 from ..render import Report, Table, note_line
 from ..units import GIB, format_bytes
-from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
+from ..units import cdiv
+from .vllm import default_max_num_batched_tokens, simulate
+from .vllm_pool import VllmPool
 from .vllm_profile_view import profile_json, profile_table, short_notes, summary
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
