@@ -23,7 +23,7 @@ class ModelSpec:
     # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, RowParallelLinear biases,
     # per-tensor scales, KV scales), where kvplan's per-module count of the family gives it
     # (configs/weight_tables/__init__.py), else 0: the bytes, or for an unquantized config a counter that builds the table
-    # on first use (configs/build.py: only a TP split needs it, and the table costs more than the rest of
+    # on first use (configs/weight_format.py: only a TP split needs it, and the table costs more than the rest of
     # build_model). Read it as weight_replicated_bytes.
     weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
     # of weight_bytes, the KV shares vLLM splits by KV head (k_proj / v_proj, or the keys and values of a fused

@@ -108,7 +108,7 @@ def _mixed_label(pool: VllmPool) -> str:
 def quantization_note(model, version: str) -> str | None:
     """Where vLLM `version` would not load the checkpoint's quantization (kvplan.engines.vllm_quant_support), read
     from a bundled or local config."""
-    from ..configs.build import nested_text
+    from ..configs.resolve_family import nested_text
     from .vllm_load import raw_config
     from .vllm_quant_support import unsupported_note
 
