@@ -57,7 +57,7 @@ from vllm.v1.kv_cache_interface import (ChunkedLocalAttentionSpec, FullAttention
                                         KVCacheGroupSpec, MambaSpec, SlidingWindowSpec)
 from vllm.v1.request import RequestStatus  # noqa: E402
 
-from kvplan.engines.vllm import PageSpec  # noqa: E402
+from kvplan.engines.vllm_pages import PageSpec  # noqa: E402
 from kvplan.engines.vllm_decode import decode_slots, held_blocks  # noqa: E402
 from kvplan.engines.vllm_rules import V0_25, V0_34  # noqa: E402
 

@@ -97,7 +97,8 @@ def grid(release: str) -> None:
     """kvplan's DeepSeek-V4 pool against this release's planner: Flash and Pro, with and without the MTP
     layer, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
     from kvplan.configs.build import build_model
-    from kvplan.engines.vllm import in_flight_tokens, simulate
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_pool import in_flight_tokens
     from kvplan.engines.vllm_rules import resolve
     from kvplan.sources import load_model
 

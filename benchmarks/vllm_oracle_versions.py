@@ -88,7 +88,7 @@ def vllm_specs(pool, iface):
 def draft_count(model) -> int:
     """The MTP layers vLLM's drafter registers for `model` (0: no MTP draft kvplan models; DeepSeek-V4 has its
     own oracle, vllm_oracle_dsv4.py)."""
-    from kvplan.engines.vllm import is_deepseek_v4
+    from kvplan.engines.vllm_family_rules import is_deepseek_v4
     from kvplan.engines.vllm_speculative import draft_layer_count
     from kvplan.errors import UsageError
 

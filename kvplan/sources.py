@@ -385,7 +385,7 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
     multimodal configs keep the language model's fields; llm_config or language_config for the
     wrappers that keep it there) and --set-new key=value (a key the config lacks, added where the
     model's fields live). A key set twice is refused."""
-    from .configs.build import nested_text, nested_text_path
+    from .configs.resolve_family import nested_text, nested_text_path
 
     out = dict(raw)
     path = nested_text_path(raw)
@@ -511,7 +511,7 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
 
 def _dtype_set(raw: dict, dtype: str) -> dict:
     """A copy of raw whose torch_dtype / dtype say `dtype`, at the top and in the text model's section."""
-    from .configs.build import nested_text_path
+    from .configs.resolve_family import nested_text_path
 
     out = {**raw, **{k: dtype for k in ("torch_dtype", "dtype") if k in raw}}
     path = nested_text_path(raw)

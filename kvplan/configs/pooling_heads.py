@@ -129,7 +129,7 @@ def num_labels(f: Fields) -> int:
 
 def pooling_head(f: Fields) -> PoolingHead | None:
     """The pooling head of the config's architecture (module doc), None for any other architecture."""
-    from .build import _architectures
+    from .resolve_family import _architectures
     from .vllm_suffixes import match
 
     names = list(_architectures(f.raw))
@@ -166,7 +166,7 @@ def pooling_head(f: Fields) -> PoolingHead | None:
 def config_pooling_head(raw: dict | None, source: str) -> tuple[PoolingHead | None, Fields | None]:
     """(pooling_head, the Fields it was read from) of a config dict; (None, None) where it does not read."""
     from ..errors import KvplanError
-    from .build import _read
+    from .layer_assembly import _read
 
     if not isinstance(raw, dict):
         return None, None

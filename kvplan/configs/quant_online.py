@@ -36,7 +36,7 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
   config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
   --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
   auto-round, gpt-oss's mxfp4, DeepSeek-V4 / V4.1's fp8: _vllm_keeps), are served as stored (no online step).
-  An empty `quantization_config: {}` is a config that names no method (configs/build.py
+  An empty `quantization_config: {}` is a config that names no method (configs/checkpoint_dtype.py
   checkpoint_quantization_config, the one reading of where it sits): refused, "(None) does not match".
   Minimum capability 75 (OnlineQuantizationConfig), 80 for experts_int8 (ExpertsInt8Config.get_min_capability):
   refused below it as vLLM refuses the start (engines/vllm_sm7.py, the catalog's T4 and V100 cards).
@@ -125,7 +125,7 @@ _EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized"
 @dataclass(frozen=True)
 class OnlineLayout:
     """What an engine's online layout holds beyond the checkpoint format that stands for its bytes (Scheme.config),
-    applied by configs/build.py to the QuantBytes that format reads to."""
+    applied by configs/weight_format.py to the QuantBytes that format reads to."""
     expert_scale_bytes: int | None = None  # QuantBytes.expert_scale_bytes: the scales of each routed expert
     quantized_router_families: tuple[str, ...] = ()  # QuantBytes.quantized_router_families
     routed_experts_only: bool = False  # the routed experts quantized, every other module kept (experts_int8)
@@ -293,7 +293,7 @@ def sglang_method_below_sm80(q: dict | None, model_type: str = "") -> str | None
 def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:
     """(the config with the quantization_config the engine's online layout amounts to, or None where the checkpoint
     is served as stored; the scheme; a note). UsageError where the engine refuses the flag for this checkpoint."""
-    from .build import checkpoint_quantization_config
+    from .checkpoint_dtype import checkpoint_quantization_config
 
     name = ENGINES[engine]
     q = checkpoint_quantization_config(raw)
@@ -341,7 +341,7 @@ def served_float32_as(engine: str, raw: dict) -> str:
     config/model.py _get_and_verify_dtype downcasts float32 to the platform's preferred dtype (bfloat16 on the
     catalog's CUDA cards); SGLang 0.5.23 configs/model_config.py _get_and_verify_dtype (on hf_text_config) to float16,
     bfloat16 for a model_type starting with "gemma"."""
-    from .build import nested_text
+    from .resolve_family import nested_text
 
     if engine != "sglang":
         return "bfloat16"

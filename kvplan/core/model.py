@@ -23,7 +23,7 @@ class ModelSpec:
     # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, RowParallelLinear biases,
     # per-tensor scales, KV scales), where kvplan's per-module count of the family gives it
     # (configs/weight_tables/__init__.py), else 0: the bytes, or for an unquantized config a counter that builds the table
-    # on first use (configs/build.py: only a TP split needs it, and the table costs more than the rest of
+    # on first use (configs/weight_format.py: only a TP split needs it, and the table costs more than the rest of
     # build_model). Read it as weight_replicated_bytes.
     weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
     # of weight_bytes, the KV shares vLLM splits by KV head (k_proj / v_proj, or the keys and values of a fused
@@ -70,7 +70,7 @@ class ModelSpec:
     mtp_attention_layers: int | None = None
     # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
     # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); or
-    # "fp8_ds_mla" for Mistral Large 4's dsa.fp8_kv_cache, which vLLM 0.34's auto keeps (engines.vllm.layer_specs)
+    # "fp8_ds_mla" for Mistral Large 4's dsa.fp8_kv_cache, which vLLM 0.34's auto keeps (engines.vllm_layer_specs.layer_specs)
     checkpoint_kv_cache: str | None = None
     # the config file's own model_type, and whether its auto_map names an AutoConfig (code the checkpoint ships,
     # which transformers runs only with trust_remote_code): engines.vllm_remote_code decides the flag from both

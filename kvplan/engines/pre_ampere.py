@@ -22,7 +22,7 @@ def served_quantization(model, method_of: Callable[[dict | None, str], str | Non
         return model.online_quantization  # both engines' messages name the flag's value
     if model.weight_dtype in ("bfloat16", "float16", "float32"):
         return None
-    from ..configs.build import checkpoint_quantization_config
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
     from .vllm_load import raw_config
 
     raw = raw_config(model)

@@ -53,7 +53,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1, served_16bit: bool = F
     floats are 2 B; else nothing is added to a float32 checkpoint."""
     from ..capacity.shard import sglang_stage_bounds
     from ..configs import weight_tables
-    from ..configs.build import float_width_bytes
+    from ..configs.checkpoint_dtype import float_width_bytes
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
     from .vllm_load import module_table
 

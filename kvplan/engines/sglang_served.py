@@ -83,7 +83,7 @@ def _raw(model) -> dict | None:
 def _auto_model(model) -> bool | None:
     """Whether config.json's auto_map has the key "AutoModel", the only one resolve_transformers_arch loads
     (0.5.9 and 0.5.23: auto_modules["AutoModel"]); None: not read (a bare name, or a config not read again)."""
-    if model is not None and model.config_model_code == "":  # no AutoModel* key at all (configs.build._model_code)
+    if model is not None and model.config_model_code == "":  # no AutoModel* key at all (configs.resolve_family._model_code)
         return False
     raw = _raw(model)
     if raw is None:

@@ -78,7 +78,7 @@ def whole_delta(model, tp: int, pp: int = 1, served_16bit: bool = False) -> Sgla
     """What SGLang 0.5.23 holds on one GPU of each stage of a (tp, pp) replica beyond kvplan's vLLM-split weights, for
     the modules SGLANG_WHOLE names; None where nothing differs (TP 1, no rule, no table that adds up)."""
     from ..capacity.shard import sglang_stage_bounds
-    from ..configs.build import float_width_bytes
+    from ..configs.checkpoint_dtype import float_width_bytes
     from .vllm_load import module_table, raw_config
 
     if tp <= 1:

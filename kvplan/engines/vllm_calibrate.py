@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
-from .vllm import VllmPool, simulate
+from .vllm import simulate
+from .vllm_pool import VllmPool
 from .vllm_extensible import resolved_utilization
 from .vllm_log import VllmLog, printed_range
 from .vllm_speculative import default_draft_tokens, draft_layer_count, is_mtp_method
@@ -173,7 +174,7 @@ DRAFT_CHECKPOINT_METHODS = ("eagle", "eagle3", "draft_model")  # a separate draf
 def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
     """A separate draft checkpoint (eagle, eagle3, draft_model): --draft-model, else the log's own 'model' when
     kvplan can read it (a bundled name or a config it reaches); otherwise a note."""
-    from .vllm import is_deepseek_v4
+    from .vllm_family_rules import is_deepseek_v4
     from .vllm_speculative import load_draft
 
     log = cal.log

@@ -196,7 +196,7 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP).
     draft_layers: the MTP layers speculative decoding (method "mtp") adds to the pool; retained_tokens: the
     tokens every window and compressor state keeps below it (multi-module MTP)."""
-    from .vllm import in_flight_tokens
+    from .vllm_pool import in_flight_tokens
 
     if not rules.dsv4_pool:
         raise UsageError(f"vLLM {rules.version} has no DeepSeek-V4 model (it arrived in 0.20.0)",
@@ -259,7 +259,9 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
     """The VllmPool of a packed-slab plan (DeepSeek-V4, V4.1, GLM-5-Next): groups as (bucket, page bytes per
     layer), a request's blocks, and the start check fits(max_len); state_pages: the pages a request holds in a
     Mamba group."""
-    from .vllm import CacheGroup, PageSpec, VllmPool, longest_fitting, memory_refusal
+    from .vllm_groups import CacheGroup
+    from .vllm_pages import PageSpec
+    from .vllm_pool import VllmPool, longest_fitting, memory_refusal
 
     num_blocks = kv_memory_bytes // bytes_per_block
     concurrency = num_blocks / per_request

@@ -110,7 +110,7 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's and 0.34's pool for DeepSeek-V4.1 on one rank (every spec is replicated under TP, and prefix caching
     does not change the specs it registers)."""
-    from .vllm import in_flight_tokens
+    from .vllm_pool import in_flight_tokens
     from .vllm_dsv4 import check_native, packed_pool
 
     from .vllm_dsv4 import require_read

@@ -102,7 +102,7 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
             elif cache.policy.window_tokens is not None:
                 native_windows = True
     if not quantized:
-        # dtype auto: the model's, a float32 checkpoint downcast to bf16 (engines.vllm.serving_storage)
+        # dtype auto: the model's, a float32 checkpoint downcast to bf16 (engines.vllm_pages.serving_storage)
         expected = {"float16": "fp16"}.get(model.float_dtype, "bf16")
         if kv_dtype_name in ("bf16", "fp16", "fp32") and kv_dtype_name != expected:
             notes.append(f"vLLM's auto KV dtype follows the dtype it serves the model in ({expected}); "
@@ -329,7 +329,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules').
     pool: --engine vllm's VllmPool, where one was planned; context_tokens: --context (see command)."""
-    from .vllm import check_modelled
+    from .vllm_family_rules import check_modelled
     from .vllm_served import check
 
     check_modelled(result.plan.model)

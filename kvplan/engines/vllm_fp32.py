@@ -62,7 +62,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
     """What vLLM `version` holds in float32 of `model` on `gpu` (a catalog name) beyond kvplan's plan; None where
     kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
     float32 checkpoint served in bf16 (vllm_load.served_from_float32), whose other floats load at 2 B."""
-    from ..configs.build import float_width_bytes
+    from ..configs.checkpoint_dtype import float_width_bytes
     from ..configs.param_fp32 import VLLM_FP32
     from ..capacity.gpus import CUDA_CAPABILITY
     from .vllm_load import module_table

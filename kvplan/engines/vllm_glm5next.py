@@ -42,7 +42,7 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's and 0.34's pool for GLM-5-Next on one Hopper rank."""
-    from .vllm import in_flight_tokens
+    from .vllm_pool import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_read
 
     require_hopper_read("GLM-5-Next", rules, capability, notes,

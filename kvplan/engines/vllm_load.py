@@ -85,7 +85,7 @@ def checkpoint_weights(model):
 
 def config_fields(model):
     """The model's config as kvplan.configs Fields (family defaults filled), or None without a readable one."""
-    from ..configs.build import resolve
+    from ..configs.resolve_family import resolve
     from ..errors import KvplanError
 
     raw = raw_config(model)

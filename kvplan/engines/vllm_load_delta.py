@@ -57,7 +57,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     """What vLLM `version` (None: 0.34) holds of `model` beyond (or below) its checkpoint, from the family's table;
     None where kvplan has no such case for the model or cannot read its table."""
     from ..configs import weight_tables
-    from ..configs.build import float_width_bytes
+    from ..configs.checkpoint_dtype import float_width_bytes
     from .vllm_load import module_table
 
     checked = module_table(model) if model.model_type in TYPES else None

@@ -95,7 +95,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..configs.build import nested_text
+from ..configs.resolve_family import nested_text
 from ..capacity.gpus import CUDA_CAPABILITY
 from .vllm_release import release_key
 

@@ -38,7 +38,7 @@ v1/worker/gpu/model_runner.py; the pooling models are not among _get_v2_model_ru
   lm_head (no_init_weights over ParallelLMHead and LogitsProcessor), and a classification conversion adds a
   float32 score head. A checkpoint's tensors already say so (a converted checkpoint stores score.weight, no
   lm_head); kvplan's config-sized count does the same for every plan (configs/pooling_heads.py, read by
-  configs/build.py counted_params), and the profile adds only the score's float32 upcast.
+  configs/module_counts.py counted_params), and the profile adds only the score's float32 upcast.
 
 Both pooler peaks are below the forward pass kvplan models (26 B per token per hidden unit, vllm_profile), so the
 forward decides the activation term of a pooling model; what changes is that the sampler's peak and its buffers

@@ -134,7 +134,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..configs.build import nested_text
+from ..configs.resolve_family import nested_text
 from ..units import GIB, cdiv
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
 from .vllm_extensible import ExtensiblePool, extensible_by_default, extensible_pool
@@ -346,7 +346,7 @@ def _family_vocab(raw: dict):
     (Moondream 3's config.text.vocab_size, else Moondream3TextConfig's 51,200)."""
     import warnings
 
-    from ..configs.build import resolve
+    from ..configs.resolve_family import resolve
     from ..errors import KvplanError
 
     with warnings.catch_warnings():
@@ -639,7 +639,7 @@ def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: 
     or split as it holds the head (HeadPart.split). Unchanged for any other model."""
     if pooling is None or pooling.kind != "classify":
         return per_gpu, weights_from
-    from ..configs.build import float_width_bytes
+    from ..configs.checkpoint_dtype import float_width_bytes
     from ..configs.pooling_heads import config_pooling_head
 
     head, f = config_pooling_head(raw_config(model), model.source or model.name)

@@ -79,7 +79,7 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's or 0.34's pool for Qwen4-Exp on one Hopper rank."""
-    from .vllm import in_flight_tokens
+    from .vllm_pool import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_read
 
     require_hopper_read("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",

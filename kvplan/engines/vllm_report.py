@@ -9,7 +9,9 @@ from typing import NamedTuple
 from ..errors import UsageError
 from ..render import Report, Table, note_line
 from ..units import GIB, format_bytes
-from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
+from ..units import cdiv
+from .vllm import default_max_num_batched_tokens, simulate
+from .vllm_pool import VllmPool
 from .vllm_profile_view import profile_json, profile_table, short_notes, summary
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
@@ -106,7 +108,7 @@ def _mixed_label(pool: VllmPool) -> str:
 def quantization_note(model, version: str) -> str | None:
     """Where vLLM `version` would not load the checkpoint's quantization (kvplan.engines.vllm_quant_support), read
     from a bundled or local config."""
-    from ..configs.build import nested_text
+    from ..configs.resolve_family import nested_text
     from .vllm_load import raw_config
     from .vllm_quant_support import unsupported_note
 

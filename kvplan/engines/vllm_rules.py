@@ -222,7 +222,7 @@ class VllmRules:
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
         "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
         "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint); "
-        "0.33 models/kimi_k3/nvidia/kda.py (Kimi K3's KDA under FlashKDA only: kvplan.engines.vllm.kimi_k3_checkpoints)")
+        "0.33 models/kimi_k3/nvidia/kda.py (Kimi K3's KDA under FlashKDA only: kvplan.engines.vllm_family_rules.kimi_k3_checkpoints)")
     gdn_checkpoint_align: int = _src(
         "0.33 vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py: QwenGatedDeltaNetAttention "
         "(_resolve_gdn_prefill_backend: FlashInfer on Hopper by default; in 'align' mode get_kv_cache_spec adds "

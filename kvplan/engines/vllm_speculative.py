@@ -141,7 +141,7 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
     (SGLang's NEXTN draft reads the same layers; kvplan.engines.sglang_mtp counts its own drafts of MiMo,
     ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5)."""
-    from .vllm import is_deepseek_v4
+    from .vllm_family_rules import is_deepseek_v4
     from .vllm_inkling import is_inkling
 
     if engine == "vLLM" and is_inkling(model):  # vllm_inkling.with_inkling_draft builds its depths

@@ -36,7 +36,7 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's and 0.34's pool for Step-5 on one Hopper rank."""
-    from .vllm import in_flight_tokens
+    from .vllm_pool import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_read
 
     require_hopper_read("Step-5", rules, capability, notes, "no Step-5 model (models/step5 is new in 0.33)",

@@ -17,7 +17,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..configs.build import checkpoint_quantization_config, kv_modules, nested_text, whole_modules
+from ..configs.checkpoint_dtype import checkpoint_quantization_config
+from ..configs.module_counts import kv_modules, whole_modules
+from ..configs.resolve_family import nested_text
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
 from ..files import check_path_name

@@ -58,7 +58,7 @@ Two layouts hold the module (read in vLLM's loaders, which name every tensor the
   whether the checkpoint stores embedding copies is not read (none counted). An MTP layer that is a MoE layer
   (mtp_mlp_layer_types / mlp_layer_types / moe_layers_enum) is not sized.
 
-The decoder layer's parameters are the family's own count of its last layer (configs.build.
+The decoder layer's parameters are the family's own count of its last layer (configs.module_counts.
 last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
 MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
 unquantized pieces (norms, eh_proj, the embedding and head copies) at 2 B (4 in a float32 checkpoint);
@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..configs.build import nested_text
+from ..configs.resolve_family import nested_text
 from ..core.model import ModelSpec
 from .record import Weights
 
@@ -106,7 +106,7 @@ class MtpModule:
     how: str
     whole_bytes: int = 0  # other tensors whole on every TP rank (Nemotron-H's router, its bias, latent projections)
     # of decoder_bytes, what vLLM holds whole on every TP rank (the layer's norms, router, MLA's q_a_proj /
-    # kv_a_proj_with_mqa, the DSA indexer: configs.build.last_layer_whole_params at the decoder's width); the
+    # kv_a_proj_with_mqa, the DSA indexer: configs.module_counts.last_layer_whole_params at the decoder's width); the
     # shared_head layout only, where the MTP layer is the target's decoder layer class
     decoder_whole_bytes: int = 0
 
@@ -119,7 +119,7 @@ class MtpModule:
 def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) -> MtpModule | None:
     """The module `model`'s config declares, sized from the config; None where it declares none or the
     family's layout is not read here. layers: the MTP layers an engine builds, where not the config's."""
-    from ..configs.build import last_layer_params, last_layer_whole_params
+    from ..configs.module_counts import last_layer_params, last_layer_whole_params
     from ..errors import KvplanError
 
     layout = LAYOUTS.get(model.model_type)
@@ -260,7 +260,7 @@ def _nemotron_h_step(raw: dict, source: str) -> tuple[int, int, int, int] | None
     entries) of Nemotron-H's
     MTP step as vLLM 0.34 nemotron_h_mtp.py builds it (module docstring); None where the config's pattern or a
     field is not read."""
-    from ..configs.build import resolve
+    from ..configs.resolve_family import resolve
     from ..configs.hybrid import nemotron_h_mtp_pattern
     from ..errors import KvplanError
 

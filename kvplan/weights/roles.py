@@ -287,7 +287,7 @@ _KV_NOT_ROWS = (G_IDX_SUFFIX, ".weight_shape", ".quant_map", ".nested_quant_map"
 def kv_module_of(name: str, kv_modules: dict) -> tuple[int, int, int] | None:
     """(KV heads, KV rows, rows) of the k/v module a tensor belongs to (its name less one to three trailing
     components: `.weight`, `.qweight`, `.weight.absmax`, `.weight.quant_state.bitsandbytes__nf4`), from kv_modules
-    (configs.build.kv_modules: the family's per-module table); None for any other tensor."""
+    (configs.module_counts.kv_modules: the family's per-module table); None for any other tensor."""
     parts = name.split(".")
     for cut in (1, 2, 3):
         found = kv_modules.get(".".join(parts[:-cut]))
@@ -298,7 +298,7 @@ def kv_module_of(name: str, kv_modules: dict) -> tuple[int, int, int] | None:
 
 def table_whole_bytes(name: str, size: int, whole_modules: dict | None) -> int | None:
     """Of a tensor's size bytes, those vLLM holds whole on every TP rank by the family's per-module table
-    (configs.build.whole_modules), the tensor read as the deepest module of the table its name falls in (its name,
+    (configs.module_counts.whole_modules), the tensor read as the deepest module of the table its name falls in (its name,
     or less one to three trailing components: `.weight`, `.weight_scale`, `.weight.absmax`): a linear module's
     `.bias` as its float parameters, its other tensors as its weight, a float module's (a norm, an nn.Parameter)
     as its float parameters; None where the table names no such module."""
@@ -334,8 +334,8 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
     """One Weights record from a tensor table: totals by dtype, by (role, layer), and the MTP module's by
     (role inside it, its layer); GPTQ's g_idx tensors again as a record of their own (Weights.g_idx). family: the
     config's model_type (see role_of). kv_modules: the k/v modules of the family's per-module table by name
-    (configs.build.kv_modules), which give the KV shares (Weights.kv_split); None: not known. whole_modules: the
-    family's per-module table's whole parameters by name (configs.build.whole_modules), which add to what
+    (configs.module_counts.kv_modules), which give the KV shares (Weights.kv_split); None: not known. whole_modules: the
+    family's per-module table's whole parameters by name (configs.module_counts.whole_modules), which add to what
     against_role reads by name (table_whole_bytes)."""
     g_idx = [t for t in entries if t.name.lower().endswith(G_IDX_SUFFIX)]
     sums = _sums(entries, family, kv_modules, whole_modules)

@@ -456,7 +456,8 @@ def checked_table(raw: dict, source: str):
     own parameter count, else None (nor for a config kvplan cannot read): what the engines' additions beyond the
     checkpoint (engines/vllm_fp32.py, sglang_fp32.py, vllm_load_delta.py) are sized from."""
     from ...errors import KvplanError
-    from ..build import _read, counted_params
+    from ..layer_assembly import _read
+    from ..module_counts import counted_params
 
     try:
         family, f, _, layers, dims = _read(raw, source)
@@ -520,7 +521,7 @@ def held_whole(m: Module) -> tuple[int, int]:
     """(parameters of m.weight, parameters of m.other) each TP rank holds whole: all of a module vLLM builds whole
     (Module.whole), the floats of a norm or router (REPLICATED) and a RowParallelLinear's bias (_whole_floats), the
     whole part of a module split in part (Module.whole_weight). The one rule replicated_params sums for the config
-    estimate and configs.build.whole_modules applies to a checkpoint's tensors."""
+    estimate and configs.module_counts.whole_modules applies to a checkpoint's tensors."""
     return (m.weight if m.whole else m.whole_weight), (m.other if _whole_floats(m) else 0)
 
 

@@ -16,7 +16,7 @@ What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), r
   CohereAttention builds q_norm of [heads / TP, head_dim] and k_norm of [max(1, KV heads / TP), head_dim], both
   narrowed along the heads by that loader: q_norm splits with the query heads and k_norm by KV head, so neither is
   whole. Above the KV heads the loader narrows k_norm at tp_rank x 1 row, past the tensor for ranks at or above the KV
-  heads: vLLM cannot load such a config (kvplan's engine refuses it: engines/vllm.py cohere_qk_norm_refusal); the
+  heads: vLLM cannot load such a config (kvplan's engine refuses it: engines/vllm_family_rules.py cohere_qk_norm_refusal); the
   table keeps one whole KV head's row a rank there, as the keys, for kvplan's own plan. vLLM builds qkv_proj and o_proj without
   biases whatever attention_bias says; the table counts the checkpoint's. mistral.py (Ministral3ForCausalLM),
   llama.py (IQuestCoderForCausalLM), exaone.py, nemotron.py, apertus.py and granite.py (GraniteSWAForCausalLM):
