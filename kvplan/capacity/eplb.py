@@ -70,6 +70,7 @@ VLLM_MAX_REDUNDANT = 1023  # eplb_state.py EplbState.add_model MAX_EXPERT_REDUND
 INT32_BYTES, INT64_BYTES = 4, 8
 
 
+REDUNDANT_LIMIT = 999_999_999  # what kvplan parses; the engines' own limits: check_redundant
 AUTO = "auto"  # --redundant-experts auto: vLLM's --enable-eplb without num_redundant_experts
 
 
@@ -84,8 +85,10 @@ def parse_redundant(text: str | int | None, engine: str | None, emit: str | None
             raise UsageError("--redundant-experts auto is vLLM's default R (compute_eplb_num_redundant_experts); "
                              "SGLang 0.5.23's --ep-num-redundant-experts defaults to 0", "give R for SGLang")
         return None, True
-    if not re.fullmatch(r"[+-]?\d{1,9}", raw):
+    if not re.fullmatch(r"[+-]?\d{1,24}", raw):
         raise UsageError(f"--redundant-experts: expected an integer or auto, got {text!r}")
+    if int(raw) > REDUNDANT_LIMIT:  # kvplan's bound (vLLM 0.34 takes at most VLLM_MAX_REDUNDANT: check_redundant)
+        raise UsageError(f"--redundant-experts: {int(raw):,} is above the limit of {REDUNDANT_LIMIT:,}")
     return int(raw), False
 
 
