@@ -47,3 +47,11 @@ def test_auto_refusals():
     assert "SGLang" in _refused("deepseek-v3", "--tp", "8", "--ep", "--engine", "sglang", "--redundant-experts",
                                 "auto")
     assert "integer or auto" in _refused("deepseek-v3", "--dp", "8", "--ep", "--redundant-experts", "some")
+
+
+def test_redundant_experts_above_the_parse_limit_is_named_as_such(cli):
+    # a 20-digit R is an integer: the line says it is above kvplan's limit, not that it is no integer
+    code, out, err = cli("estimate", "qwen3-30b-a3b", "--gpu", "h100", "--tp", "2", "--dp", "2", "--ep",
+                         "--redundant-experts", "99999999999999999999")
+    assert code == 2 and "Traceback" not in err
+    assert "99,999,999,999,999,999,999 is above the limit of 999,999,999" in err, err

@@ -161,3 +161,20 @@ def test_tensor_table_tower_on_a_gpu():
                   source="safetensors", origin="x", quantization="none", files=1, family="gemma3")
     got = tower_delta(load_model("gemma-3-27b"), record, 4, pp=2)
     assert got.stage_bytes == (-7_077_888, 0)
+
+
+@pytest.mark.parametrize("select_layer", [-4, -40])
+def test_internvit_layers_past_select_layer_are_built_by_sglang(tmp_path, select_layer):
+    # SGLang 0.5.23 internvl.py InternVisionEncoder builds config.num_hidden_layers layers whatever select_layer
+    # (it picks hidden_states[select_layer] in the forward), where vLLM 0.34 builds num_hidden_layers + select_layer
+    # + 1 (kvplan's count). The 45-layer tower above with select_layer -4 or -40: SGLang still holds all 45 layers,
+    # the same 5,641,165,056 B a GPU at TP 2 as with select_layer -1 (not fewer bytes, nor a negative figure)
+    path = _local(tmp_path, "tests/data/configs/internvl3-1b-pretrained.json", hidden_size=3200,
+                  intermediate_size=12800, num_attention_heads=25, num_hidden_layers=45, norm_type="rms_norm",
+                  qk_normalization=True, qkv_bias=False)
+    raw = json.load(open(path))
+    raw["select_layer"] = select_layer
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    sglang, vllm = _tower(path, 2)
+    assert sglang == 5_641_165_056
+    assert vllm < 7_410_614_016  # vLLM builds fewer layers than 45

@@ -70,6 +70,7 @@ VLLM_MAX_REDUNDANT = 1023  # eplb_state.py EplbState.add_model MAX_EXPERT_REDUND
 INT32_BYTES, INT64_BYTES = 4, 8
 
 
+REDUNDANT_LIMIT = 999_999_999  # what kvplan parses; the engines' own limits: check_redundant
 AUTO = "auto"  # --redundant-experts auto: vLLM's --enable-eplb without num_redundant_experts
 
 
@@ -84,8 +85,10 @@ def parse_redundant(text: str | int | None, engine: str | None, emit: str | None
             raise UsageError("--redundant-experts auto is vLLM's default R (compute_eplb_num_redundant_experts); "
                              "SGLang 0.5.23's --ep-num-redundant-experts defaults to 0", "give R for SGLang")
         return None, True
-    if not re.fullmatch(r"[+-]?\d{1,9}", raw):
+    if not re.fullmatch(r"[+-]?\d{1,24}", raw):
         raise UsageError(f"--redundant-experts: expected an integer or auto, got {text!r}")
+    if int(raw) > REDUNDANT_LIMIT:  # kvplan's bound (vLLM 0.34 takes at most VLLM_MAX_REDUNDANT: check_redundant)
+        raise UsageError(f"--redundant-experts: {int(raw):,} is above the limit of {REDUNDANT_LIMIT:,}")
     return int(raw), False
 
 
@@ -150,21 +153,40 @@ def moe_layers(model, weights) -> int | None:
     return routed[5] if routed is not None and len(routed) > 5 and routed[5] else None
 
 
-def vllm_state_bytes(model, weights, ep_size: int, redundant: int | None) -> int:
+def stage_moe_layers(model, weights, pp: int) -> int | None:
+    """The most MoE layers one pipeline stage's model holds (capacity.shard.stage_bounds): vLLM 0.34's MoE classes
+    count num_moe_layers over their own stage's layers, skipping PPMissingLayer (e.g. qwen3_moe.py
+    Qwen3MoeForCausalLM.__init__). By a tensor table's layers; from the family count L, min(L, the largest stage's
+    layers), the dense layers' places not being known (exact where they lead: DeepSeek's first_k_dense_replace)."""
+    layers = moe_layers(model, weights)
+    if pp <= 1 or not layers:
+        return layers
+    from .shard import stage_bounds
+
+    bounds = stage_bounds(model.num_layers, pp)
+    if weights is not None and weights.parts:
+        placed = {layer for role, layer, _ in weights.parts if role == "experts"}
+        return max(sum(start <= layer < end for layer in placed) for start, end in bounds)
+    return min(layers, max(end - start for start, end in bounds))
+
+
+def vllm_state_bytes(model, weights, ep_size: int, redundant: int | None, pp: int = 1) -> int:
     """Bytes vLLM 0.34's EplbState.add_model allocates on each GPU before the KV profile (distributed/eplb/
-    eplb_state.py), for L MoE layers, E logical and P = E + R physical experts: the expert load window (window_size
-    x L x P int32), the load pass buffer (L x P int32), physical_to_logical_map (L x P int64), logical_to_physical_map
-    (L x E x (R + 1) int64), logical_replica_count and last_expert_load (L x E int64 each), and expert_buffer, one
-    MoE layer's local experts (P / EP of them: the routed bytes / (E x L) each). 0 without EPLB or where not known."""
+    eplb_state.py), for the L MoE layers of the GPU's pipeline stage (stage_moe_layers: the fullest stage's), E
+    logical and P = E + R physical experts: the expert load window (window_size x L x P int32), the load pass buffer
+    (L x P int32), physical_to_logical_map (L x P int64), logical_to_physical_map (L x E x (R + 1) int64),
+    logical_replica_count and last_expert_load (L x E int64 each), and expert_buffer, one MoE layer's local experts
+    (P / EP of them: the routed bytes / (E x all MoE layers) each). 0 without EPLB or where not known."""
     from .experts import routed_bytes
 
     routed = model.weight_routed_params
-    layers = moe_layers(model, weights)
-    if redundant is None or routed is None or not layers:
+    every = moe_layers(model, weights)
+    if redundant is None or routed is None or not every:
         return 0
+    layers = stage_moe_layers(model, weights, pp)
     experts, physical = routed[0], routed[0] + redundant
     total = routed_bytes(model, weights) if weights is not None else None
-    buffer = 0 if total is None else _ceil_div(total * (physical // ep_size), experts * layers)
+    buffer = 0 if total is None else _ceil_div(total * (physical // ep_size), experts * every)
     tables = (WINDOW_STEPS * layers * physical * INT32_BYTES + layers * physical * INT32_BYTES
               + layers * physical * INT64_BYTES + layers * experts * (redundant + 1) * INT64_BYTES
               + 2 * layers * experts * INT64_BYTES)

@@ -71,13 +71,15 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
         return SglangWhole(zero, f"the vision tower split as vLLM splits it: SGLang's split ({rule.source}) not "
                                  f"corrected ({exc.message})")
     width = 2 if served_16bit else model.weight_vision[1] // model.weight_vision[0]
+    uncounted_whole = uncounted_split = 0
     if record.parts:  # the moved tensors by name (roles.fold), the added parameters at the config's width
         to_whole, to_split = record.vision_sglang
-    else:
+    else:  # and the modules a config's count of vLLM's tower leaves out (a table holds them)
         to_whole, to_split = moves.whole * width, moves.split * width
+        uncounted_whole, uncounted_split = (n * width for n in moves.uncounted)
     before = whole + -(-(total - whole) // tp) if tp > 1 else total
-    held = whole + to_whole - to_split + moves.added_whole * width
-    split = total - whole - to_whole + to_split + moves.added * width
+    held = whole + to_whole - to_split + moves.added_whole * width + uncounted_whole
+    split = total - whole - to_whole + to_split + moves.added * width + uncounted_split
     after = held + -(-split // tp)
     delta = after - before
     if not delta and tp == 1:

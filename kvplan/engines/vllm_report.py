@@ -71,7 +71,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
             elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
             all2all, _ = a2a_of(model, placed, dep, mnbt)
             # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
-            eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts)
+            eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts, dep.pp)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt,

@@ -260,7 +260,7 @@ class _Engine:
         self.need = need
         self.last_kv_dtype: str | None = None  # the KV dtype of the pool the last concurrency() read
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
-        self._card_refusals: dict[tuple[str, str], str | None] = {}
+        self._card_refusals: dict[tuple[str, str | None, bool], str | None] = {}
         self._pools: dict = {}
         self._memory: dict = {}
 
@@ -269,14 +269,26 @@ class _Engine:
         """vLLM's accounting."""
         return self.name == "vllm"
 
-    def served_kv_dtype(self, gpu: Gpu, kv_dtype: str) -> str | None:
+    def served_kv_dtype(self, model, gpu: Gpu, kv_dtype: str) -> str | None:
         """The dtype vLLM serves `kv_dtype` in on `gpu` where the name says otherwise (engines/vllm_sm7.py); None
-        under another engine (SGLang keeps bfloat16 below SM 8.0: engines/sglang_sm7.py)."""
-        if not self.on:
+        under another engine (SGLang keeps bfloat16 below SM 8.0: engines/sglang_sm7.py), and where a KV quantizer
+        technique stores the cache in its own dtype (the plan's `model` is passed to vLLM with another
+        --kv-cache-dtype than auto: _vllm_kv)."""
+        if not self.on or self._vllm_kv(model)[0] != "auto":
             return None
         from ..engines.vllm_sm7 import served_kv_dtype
 
         return served_kv_dtype(gpu.cuda_capability, self.release, kv_dtype)
+
+    def _vllm_kv(self, model) -> tuple[str | None, bool]:
+        """(the --kv-cache-dtype vLLM is given for the plan's `model`, whether its cache is MLA's latent), as
+        engines/vllm.py simulate passes them to check_pre_ampere: from the cache's storage (a KV quantizer technique's
+        fp8 included), not from the candidate's kv label."""
+        from ..engines.vllm import vllm_kv_dtype_for
+
+        caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
+        return (vllm_kv_dtype_for(caches[0], self.rules)[0] if caches else None,
+                any(c.kind == "latent" for c in caches))
 
     def card_refusal(self, model, gpu: Gpu, kv_dtype: str) -> str | None:
         """Why the engine refuses this model with this KV dtype on `gpu` whatever the split (a card below SM 8.0:
@@ -284,9 +296,12 @@ class _Engine:
         candidate, so a candidate the planner fails is not offered as the closest when the engine refuses it."""
         if not self.checks or gpu.cuda_capability is None or gpu.cuda_capability >= (8, 0):
             return None
-        key = (gpu.name, kv_dtype)
+        if self.name == "sglang":  # SGLang refuses no KV dtype there (sglang_sm7: a note only)
+            kv, mla = ("auto" if kv_dtype.lower() in ("bf16", "bfloat16") else kv_dtype.lower()), False
+        else:  # the cache's own dtype: a KV quantizer technique (--allow fp8) stores it in fp8 under "kv bf16"
+            kv, mla = self._vllm_kv(model)
+        key = (gpu.name, kv, mla)
         if key not in self._card_refusals:
-            kv = "auto" if kv_dtype.lower() in ("bf16", "bfloat16") else kv_dtype.lower()
             try:
                 if self.name == "sglang":
                     from ..engines.sglang_sm7 import check_pre_ampere as sglang_check
@@ -295,7 +310,6 @@ class _Engine:
                 else:
                     from ..engines.vllm_sm7 import check_pre_ampere
 
-                    mla = any(c.kind == "latent" for layer in model.layers for c in layer.caches)
                     check_pre_ampere(model, gpu.cuda_capability, self.release or "", kv, mla, [])
                 self._card_refusals[key] = None
             except KvplanError as exc:
@@ -647,7 +661,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                                      reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp,
                                      ep=_ep_of(engine, model, tp, dp),
                                      dense_over_all=dp > 1 and engine.name == "sglang",
-                                     kv_served_as=engine.served_kv_dtype(gpu, dtype)))
+                                     kv_served_as=engine.served_kv_dtype(model, gpu, dtype)))
             continue
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
@@ -664,7 +678,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         for gpu in req.gpus:
             c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp,
                           ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang",
-                          kv_served_as=engine.served_kv_dtype(gpu, dtype))
+                          kv_served_as=engine.served_kv_dtype(model, gpu, dtype))
             out.append(c)
             budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's

@@ -91,6 +91,9 @@ class TowerMoves:
     split: int = 0  # SGLang splits over TP, vLLM holds whole
     added: int = 0  # SGLang adds, split over TP (dummy heads, padded rows)
     added_whole: int = 0  # SGLang adds, whole on every GPU (the dummy heads' q / k norm weights)
+    # SGLang builds, kvplan's count of vLLM's tower leaves out (InternViT's layers past select_layer), as (whole,
+    # split): added to a config's tower, already in a tensor table's
+    uncounted: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -176,15 +179,21 @@ def _llava(raw: dict, f: Fields, v: Fields, tp: int) -> TowerMoves:
 
 
 def _internvl_chat(raw: dict, f: Fields, v: Fields, tp: int) -> TowerMoves:
-    from ..configs.vision_internvl import vllm_splits_attention
+    from ..configs.vision_internvl import internvl, vllm_splits_attention
 
     h, heads = v.int("hidden_size"), v.int("num_attention_heads")
     layers = v.int("num_hidden_layers")
     bias, norm = v.flag("qkv_bias"), v.flag("qk_normalization")
     dummy = _dummy_heads(heads, tp) * (h // heads)  # the dummy heads' width
     split = 0 if vllm_splits_attention(heads) else layers * (3 * h * h + (3 * h if bias else 0) + h * h)
+    # InternVisionEncoder builds all num_hidden_layers layers whatever select_layer (the forward picks
+    # hidden_states[select_layer]); vLLM's, which kvplan counts, stop at it: the layers past it as vLLM's count
+    # places them (whole / split: `uncounted`), `split` above moving their attention as for the others
+    every, counted = internvl(dict(raw, select_layer=-1), f, v)[0], internvl(raw, f, v)[0]
+    past_whole = every.whole - counted.whole
+    past_split = every.params - counted.params - past_whole
     return TowerMoves(split=split, added=layers * (4 * dummy * h + (3 * dummy if bias else 0)),
-                      added_whole=layers * (2 * dummy if norm else 0))
+                      added_whole=layers * (2 * dummy if norm else 0), uncounted=(past_whole, past_split))
 
 
 def _glm4v(raw: dict, f: Fields, v: Fields, tp: int) -> TowerMoves:
