@@ -408,7 +408,8 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
                     known = list(out) + list(nested or {})
                     close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
                     hint = (f"did you mean {' or '.join(close)}? " if close else "") + \
-                        f"to add a field the config lacks, use --set-new {key}=..."
+                        (f"to add a field the config lacks, use --set-new {key}=... (kvplan estimate) or add it to a "
+                         "copy of the config.json")
                     raise UsageError(f"--set {key}: the config has no field {key!r}", hint)
             else:
                 if key in out or (nested is not None and key in nested):

@@ -115,6 +115,14 @@ def default_max_num_batched_tokens(gpu=None, rules: VllmRules = LATEST) -> int:
     return rules.max_num_batched_tokens(gpu.memory_bytes, gpu.name)
 
 
+def served_kv_cache(model: ModelSpec, rules: VllmRules) -> tuple[str | None, bool]:
+    """(the --kv-cache-dtype vLLM is given for the model's first attention or latent cache, from the cache's storage
+    (a KV quantizer technique's fp8 included), whether that cache is MLA's latent): what check_pre_ampere reads;
+    (None, False) for a model without one."""
+    caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
+    return (vllm_kv_dtype_for(caches[0], rules)[0] if caches else None, any(c.kind == "latent" for c in caches))
+
+
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
@@ -151,10 +159,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         from ..capacity.gpus import CUDA_CAPABILITY
         from .vllm_sm7 import check_pre_ampere
 
-        kv_caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
-        check_pre_ampere(model, CUDA_CAPABILITY.get(gpu), release or rules.version,
-                         kv_cache_dtype or (vllm_kv_dtype_for(kv_caches[0], rules)[0] if kv_caches else None),
-                         any(c.kind == "latent" for c in kv_caches), notes)
+        kv_auto, mla = served_kv_cache(model, rules)
+        check_pre_ampere(model, CUDA_CAPABILITY.get(gpu), release or rules.version, kv_cache_dtype or kv_auto, mla,
+                         notes)
     if pp > 1:  # vLLM refuses PP for a class without SupportsPP (config/model.py verify_with_parallel_config)
         from .vllm_pp import check_pp
 
@@ -344,5 +351,5 @@ __all__ = [  # the names engines/vllm.py held before its split (session 27), for
     "_token_cache_spec", "_uniform_type", "_unify_page_sizes", "add_to_report", "attention_token_bytes", "cdiv",
     "check_modelled", "cohere_qk_norm_refusal", "default_max_num_batched_tokens", "engine_model", "in_flight_tokens",
     "is_deepseek_v4", "kimi_k3_checkpoints", "kv_cache_groups", "latent_token_bytes", "layer_specs",
-    "longest_fitting", "memory_refusal", "serving_storage", "simulate", "vllm_kv_dtype_for",
+    "longest_fitting", "memory_refusal", "served_kv_cache", "serving_storage", "simulate", "vllm_kv_dtype_for",
 ]

@@ -282,13 +282,11 @@ class _Engine:
 
     def _vllm_kv(self, model) -> tuple[str | None, bool]:
         """(the --kv-cache-dtype vLLM is given for the plan's `model`, whether its cache is MLA's latent), as
-        engines/vllm.py simulate passes them to check_pre_ampere: from the cache's storage (a KV quantizer technique's
-        fp8 included), not from the candidate's kv label."""
-        from ..engines.vllm import vllm_kv_dtype_for
+        engines/vllm.py simulate passes them to check_pre_ampere (served_kv_cache): from the cache's storage (a KV
+        quantizer technique's fp8 included), not from the candidate's kv label."""
+        from ..engines.vllm import served_kv_cache
 
-        caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
-        return (vllm_kv_dtype_for(caches[0], self.rules)[0] if caches else None,
-                any(c.kind == "latent" for c in caches))
+        return served_kv_cache(model, self.rules)
 
     def card_refusal(self, model, gpu: Gpu, kv_dtype: str) -> str | None:
         """Why the engine refuses this model with this KV dtype on `gpu` whatever the split (a card below SM 8.0:
