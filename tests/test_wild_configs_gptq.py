@@ -13,6 +13,10 @@ tests/data/configs/:
 - genz-70b-gptq-3bit-g-1.json: TheBloke/Genz-70b-GPTQ's 3-bit, group -1 branch as itdevwu/Genz-70b-GPTQ holds it
   (commit a28238b0df4895382f9cd2675eaf36e7dbfb012a; model.safetensors: size 26,774,982,616)
 
+- qwen-vl-chat-int4.json: Qwen/Qwen-VL-Chat-Int4's config.json as the public repo x1ngzai/Qwen-VL-Chat-Int4 holds it
+  (commit 1cd721a27dd000fc4cf688c6ad58e614da1d600d, unchanged; its model.safetensors.index.json: total_size
+  9,731,786,240, 1,461 tensors, 594 of them under transformer.visual)
+
 tests/data/quantize_config/wizard-vicuna-30b-gptq-4bit-128g/: config.json and quantize_config.json of
 TheBloke/Wizard-Vicuna-30B-Uncensored-GPTQ's 4-bit, group 128 branch before it moved the quantization into
 config.json, as CesarChaMal/Wizard-Vicuna-30B-Uncensored-GPTQ holds them (commit
@@ -111,3 +115,32 @@ def test_autogptq_quantize_config_beside_config_json_is_read(tmp_path):
     (other / "config.json").write_text(json.dumps(raw))
     (other / "quantize_config.json").write_text((WIZARD / "quantize_config.json").read_text())
     assert _weights(other / "config.json")["quantization"] == "GPTQ int8, group 128"
+
+
+def test_qwen_vl_tower_is_named_as_not_counted():
+    # Qwen-VL-Chat-Int4: the Qwen-7B text model in GPTQ int4 and, under transformer.visual, its ViT and resampler in
+    # float16 (visual.py: conv1 1,664 x 3 x 14 x 14; a 256 x 1,664 positional embedding; ln_pre; 48 blocks of ln_1,
+    # in_proj 1,664 -> 4,992 and out_proj 1,664 -> 1,664 with biases, ln_2, c_fc 1,664 -> 8,192 and c_proj 8,192 ->
+    # 1,664 with biases; attn_pool: pos_embed and query 256 x 4,096, kv_proj 1,664 -> 4,096, a 4,096-wide
+    # MultiheadAttention with biases, ln_q, ln_kv; ln_post over 4,096 and proj 4,096 x 4,096)
+    block = 2 * 2 * 1664 + (1664 * 4992 + 4992) + (1664 * 1664 + 1664) + (1664 * 8192 + 8192) + (8192 * 1664 + 1664)
+    pool = 2 * 256 * 4096 + 1664 * 4096 + (4096 * 3 * 4096 + 3 * 4096) + (4096 * 4096 + 4096) + 2 * 2 * 4096
+    tower = 1664 * 3 * 14 * 14 + 256 * 1664 + 2 * 1664 + 48 * block + pool + 2 * 4096 + 4096 * 4096
+    assert tower == 1_935_610_624
+    # the text model as AutoGPTQ stores it (docs/models.md sweep 5: a Qwen-7B-Chat-Int4 index totals exactly this):
+    # a layer's c_attn 4,096 -> 12,288, c_proj 4,096 -> 4,096, w1 / w2 4,096 -> 11,008, mlp.c_proj 11,008 -> 4,096 at
+    # 1/2 + 2.5/128 B a weight, g_idx, float16 biases (c_attn's and AutoGPTQ's zero ones) and two norms; wte and
+    # lm_head 151,936 x 4,096, ln_f
+    weights = 4096 * 12288 + 4096 * 4096 + 2 * 4096 * 11008 + 11008 * 4096
+    layer = weights // 2 + weights // 128 * 5 // 2 + (4 * 4096 + 11008) * 4 + (12288 + 2 * 4096 + 2 * 11008) * 2 \
+        + 2 * 4096 * 2
+    text = 32 * layer + 2 * 151936 * 4096 * 2 + 4096 * 2
+    assert text + 2 * tower == 9_731_786_240  # the index's total_size, to the byte
+    w = _weights(CONFIGS / "qwen-vl-chat-int4.json")
+    # SGLang 0.5.23 qwen.py skips transformer.visual.* at load: kvplan sizes the text model, without a per-module
+    # count of 'qwen' as its parameter count (the layers' weights, c_attn's bias and norms, ln_f) at the GPTQ rate
+    # and the embeddings at 2 B (g_idx and AutoGPTQ's zero biases not placed: 6,415,792 B under), and now says the
+    # tower is left out
+    quantized = 32 * (weights + 12288 + 2 * 4096) + 4096
+    assert w["total_bytes"] == quantized // 128 * 133 // 2 + 2 * 151936 * 4096 * 2 == text - 6_415_792
+    assert any(n.startswith("vision tower not counted: Qwen-VL's `visual` encoder") for n in w["notes"])
