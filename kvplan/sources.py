@@ -164,6 +164,27 @@ def with_hf_quant_config(raw: dict, quant: dict | None) -> dict:
     return {**raw, "quantization_config": quant}
 
 
+# AutoGPTQ writes its settings to quantize_config.json (auto_gptq/quantization/config.py QUANT_CONFIG_FILENAME,
+# BaseQuantizeConfig.save_pretrained: bits, group_size, desc_act, sym, ...; no quant_method before 0.7) beside a
+# config.json without a quantization_config, as the GPTQ checkpoints made before transformers 4.32 read GPTQ from
+# config.json hold it (TheBloke's of 2023). vLLM 0.34 reads the file under --quantization gptq
+# (model_loader/weight_utils.py get_quant_config: AutoGPTQConfig.get_config_filenames, ["quantize_config.json"]);
+# whatever the flag, the checkpoint stores GPTQ's tensors, so kvplan sizes the weights from it
+GPTQ_QUANTIZE_CONFIG = "quantize_config.json"
+
+
+def with_quantize_config(raw: dict, quant) -> dict:
+    """raw with AutoGPTQ's quantize_config.json as its quantization_config (quant_method gptq where the file names
+    none) when config.json has none; a file of another layout (no bits and desc_act, no quant_method) is not read."""
+    if raw.get("quantization_config") is not None or not isinstance(quant, dict):
+        return raw
+    if quant.get("quant_method") is None:
+        if "bits" not in quant or "desc_act" not in quant:
+            return raw
+        quant = {**quant, "quant_method": "gptq"}
+    return {**raw, "quantization_config": quant}
+
+
 def with_compression_config(raw: dict) -> dict:
     """raw with its "compression_config" as the quantization_config when it has none (nor its text_config):
     compressed-tensors' checkpoints of 2024 wrote it under that key, and vLLM reads it there when the config has no
@@ -179,7 +200,8 @@ def with_compression_config(raw: dict) -> dict:
 
 
 def read_config_file(path: Path) -> dict:
-    """A config file; a config.json gets the hf_quant_config.json beside it when it has no quantization_config."""
+    """A config file; a config.json gets the hf_quant_config.json (or AutoGPTQ's quantize_config.json) beside it
+    when it has no quantization_config."""
     raw = read_json_file(path)
     from .configs import mistral_params
 
@@ -189,6 +211,9 @@ def read_config_file(path: Path) -> dict:
         beside = path.parent / HF_QUANT_CONFIG
         if beside.is_file():
             raw = with_hf_quant_config(raw, read_json_file(beside))
+        gptq = path.parent / GPTQ_QUANTIZE_CONFIG
+        if raw.get("quantization_config") is None and gptq.is_file():
+            raw = with_quantize_config(raw, read_json_file(gptq))
     return with_compression_config(raw)
 
 

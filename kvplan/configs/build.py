@@ -90,6 +90,14 @@ def _with_vision_tower(raw: dict, f: Fields, whole, online=None):
                 f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
                 "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
                 "are the text model's (give --weights, or the checkpoint's folder or hf://REPO)",)
+        if f.model_type == "qwen" and isinstance(raw.get("visual"), dict):
+            # Qwen-VL's remote-code QWenLMHeadModel: its ViT and resampler under transformer.visual, which SGLang
+            # 0.5.23 qwen.py load_weights skips ("Skip visual encoder weights (e.g. Qwen-VL-Chat
+            # transformer.visual.*)"): it serves the text model, which is what kvplan counts (Qwen-VL-Chat-Int4's
+            # index holds 1,935,610,624 tower parameters in float16 beside it: tests/test_wild_configs_gptq.py)
+            return whole, (0, 0, 0), (0, 0), (
+                "vision tower not counted: Qwen-VL's `visual` encoder, which the checkpoint holds and SGLang 0.5.23 "
+                "qwen.py skips at load; the weights are the text model's",)
         return whole, (0, 0, 0), (0, 0), ()
     width = float_width_bytes(f)
     tower_q = quantized_tower(raw, online)

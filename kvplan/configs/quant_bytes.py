@@ -79,8 +79,9 @@ class QuantBytes:
     # self_attn.k_proj.k_scale / v_proj.v_scale) when its kv_cache_quant_algo is FP8
     kv_scale_bytes: int = 0
     # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB, a channel
-    # scale (compressed-tensors' and Quark's per-channel weight_scale)
-    per_output_row_bytes: int = 0
+    # scale (compressed-tensors' and Quark's per-channel weight_scale), GPTQ's one group per row (group_size -1: a
+    # 16-bit scale and a packed b-bit zero point, 2 + b/8 B, a fraction for b < 8)
+    per_output_row_bytes: float = 0
     # those per-row scales sit whole on every TP rank for row-parallel modules (weights.roles.is_row_parallel), as vLLM
     # 0.34 loads a channel scale (ChannelQuantScaleParameter: compressed-tensors, Quark); False: split with their rows
     # (bitsandbytes 8-bit's SCB, which vLLM 0.34 does not load: no load_in_8bit anywhere in it)
@@ -160,8 +161,8 @@ def _group(value, method: str) -> int:
 
 
 def _grouped(bits: int, group: int, scale_bytes: float, zero_point: bool) -> float:
-    """Packed b-bit weights with one scale (and zero point) per group of inputs; group -1: one per row,
-    whose share is below 0.1% and left out."""
+    """Packed b-bit weights with one scale (and zero point) per group of inputs; group -1: one per output row,
+    which GPTQ counts per row (_gptq) and AWQ leaves out (below 0.1%)."""
     if group <= 0:
         return bits / 8
     return bits / 8 + (scale_bytes + (bits / 8 if zero_point else 0)) / group
@@ -190,8 +191,22 @@ def _gptq(q: dict) -> QuantBytes:
     if fmt not in ("gptq", "gptq_v2"):
         raise Unsized(f"GPTQ checkpoint_format {fmt!r}: kvplan knows the gptq and gptq_v2 layouts")
     _kept(q.get("modules_to_not_convert"), "GPTQ")
+    # group_size -1 is one group of all `in` inputs (AutoGPTQ QuantLinear: self.group_size = infeatures): qzeros
+    # int32 [1, out // 32 * bits] and scales float16 [1, out], 2 + b/8 B per output row (vLLM 0.34 auto_gptq.py
+    # create_weights: scales and qzeros [input_size // group_size, ...] with group_size = input_size); their share
+    # is 0.03-0.08% of a 13B-70B checkpoint's bytes (8-bit: 3 B a row)
+    rows = 2 + bits / 8 if group == -1 else 0
     return QuantBytes(f"GPTQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, True),
-                      keeps_lm_head=q.get("lm_head") is not True, per_input_row_bytes=4)
+                      keeps_lm_head=q.get("lm_head") is not True, per_input_row_bytes=4, per_output_row_bytes=rows,
+                      unsized=_GPTQ_ZERO_BIASES)
+
+
+# AutoGPTQ up to 0.7.1, its last release, stores a zero float16 bias [out] beside each quantized linear of a
+# bias-less model (auto_gptq/modeling/_utils.py make_quant built every QuantLinear with bias=True until PR #602,
+# commit 82070a1 of 2024-03-25, after v0.7.1); the config does not say which release made the checkpoint. vLLM 0.34 skips them at load (models/utils.py
+# AutoWeightsLoader.load_weights: "Ignore unexpected biases (typically from GPTQ models)")
+_GPTQ_ZERO_BIASES = ("the zero float16 biases AutoGPTQ up to 0.7.1 stores beside each quantized linear of a "
+                     "bias-less model (2 B an output row), which vLLM skips at load")
 
 
 # quant_method values vLLM 0.34 accepts (quantization/__init__.py) whose bytes the config cannot give, and why

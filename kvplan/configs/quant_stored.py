@@ -7,7 +7,8 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
                          [in_features], saved whatever desc_act says)
   per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB, per-channel
                          weight scales (compressed-tensors and Quark int8 / FP8 "channel"; Quark int8 and torchao
-                         Int8WeightOnly add an int8 zero point per row); those of row-parallel modules (o_proj,
+                         Int8WeightOnly add an int8 zero point per row), GPTQ group -1's scale and packed zero
+                         point (2 + b/8 B a row); those of row-parallel modules (o_proj,
                          down_proj, the experts' w2, GPT-NeoX's attention.dense, ... per family) and whole ones sit
                          whole on every TP rank (weights/roles.py is_row_parallel says where vLLM 0.34 and SGLang
                          0.5.23 load them so)
@@ -56,7 +57,9 @@ def stored(q, split) -> Stored:
     # int8, torchao)
     what = ("float32 scales, one per output row (bitsandbytes' SCB or a per-channel weight scale)"
             if q.per_output_row_bytes == 4 else
-            f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)")
+            f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)"
+            if q.per_output_row_bytes == 5 else
+            f"GPTQ's scale and packed zero point of each output row's one group ({q.per_output_row_bytes:g} B a row)")
     per_expert = q.expert_scale_bytes is not None
     rows = split.output_rows
     if per_expert and rows is not None:
@@ -76,16 +79,17 @@ def stored(q, split) -> Stored:
         unsized.append("the KV-cache scales (kvplan's table of this family has no attention k_proj to count)")
     # the per-row scales of row-parallel and whole modules, held whole on every TP rank (Split.whole_output_rows)
     whole_rows = (split.whole_output_rows or 0) - ((split.expert_whole_output_rows or 0) if per_expert else 0)
-    rows_whole = whole_rows * q.per_output_row_bytes if scb and q.row_scales_whole else 0
+    rows_whole = int(round(whole_rows * q.per_output_row_bytes)) if scb and q.row_scales_whole else 0
     return Stored(per_tensor + g_idx + scb + kv + experts, per_tensor + kv + rows_whole + experts, g_idx, tuple(parts),
                   tuple(unsized))
 
 
-def _rows(rows: int | None, each: int, what: str, parts: list, unsized: list) -> int:
+def _rows(rows: int | None, each: float, what: str, parts: list, unsized: list) -> int:
     if not each:
         return 0
     if rows is None:
         unsized.append(f"{what} (kvplan's table does not give every quantized tensor's shape)")
         return 0
-    parts.append(f"{what} ({rows:,} rows, {rows * each:,} B)")
-    return rows * each
+    stored_bytes = int(round(rows * each))  # GPTQ's 2 + b/8 B a row: whole bytes for rows in multiples of 32
+    parts.append(f"{what} ({rows:,} rows, {stored_bytes:,} B)")
+    return stored_bytes
