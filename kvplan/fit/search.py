@@ -637,8 +637,8 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
             bad = engine.pp_refused
-        if bad is None and dp > 1 and engine.name == "sglang":  # a vision tower SGLang refuses at this split
-            from ..engines.sglang_dp_vision import refusal
+        if bad is None and engine.name == "sglang":  # a vision tower SGLang refuses at this split
+            from ..engines.sglang_vision_refusal import refusal
 
             bad = refusal(model, tp, dp)
         if bad is not None:
