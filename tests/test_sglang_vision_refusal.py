@@ -77,3 +77,19 @@ def test_llava_siglip_tower_refused(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
     assert "does not build LLaVA's SiglipVisionModel tower" in refused_line(str(path), *SGL)
+
+
+def test_internvl_select_layer_past_which_sglang_builds_noted(tmp_path):
+    # internvl.py InternVLChatModel builds InternVisionModel(config.vision_config): all num_hidden_layers (24 in
+    # InternVL3-1B's InternViT-300M), whatever select_layer; kvplan counts up to select_layer (vLLM's build). Public
+    # InternVL configs give -1 (every layer: nothing to note); a config cutting the tower at -4 is noted.
+    from kvplan_inprocess import kvplan
+
+    raw = json.loads(open("tests/data/configs/internvl3-1b-pretrained.json").read())
+    assert raw["select_layer"] == -1 and raw["vision_config"]["num_hidden_layers"] == 24
+    for select, noted in ((-1, False), (23, False), (-4, True)):
+        path = tmp_path / f"config{select}.json"
+        path.write_text(json.dumps(dict(raw, select_layer=select)))
+        out = kvplan("estimate", str(path), *SGL)
+        assert out.returncode == 0, out.stderr
+        assert (f"whatever select_layer ({select}) says" in out.stdout) is noted
