@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from kvplan_inprocess import estimate_json, refused_line
+from kvplan_inprocess import estimate_json, kvplan, refused_line
 
 SGL = ("--gpu", "h200", "--context", "4k", "--engine", "sglang")
 
@@ -67,6 +67,10 @@ def test_llava_clip_tower_refused_text_alone_planned():
     assert "does not build LLaVA's CLIPVisionModel tower" in line and "ModelRegistry" in line
     assert estimate_json("llava-1.5-7b", *SGL, "--set", "vision_config=null")["engine"]["name"] == "sglang"
     assert estimate_json("llava-1.5-7b", "--gpu", "h200", "--context", "4k")["capacity"]["tp"] == 1  # vLLM builds it
+    # fit refuses it once, whatever the split (not as "no valid split")
+    out = kvplan("fit", "llava-1.5-7b", "--gpu", "h200", "--context", "4k", "--concurrency", "1", "--engine", "sglang")
+    assert out.returncode == 2 and "does not build LLaVA's CLIPVisionModel tower" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_llava_siglip_tower_refused(tmp_path):
@@ -83,8 +87,6 @@ def test_internvl_select_layer_past_which_sglang_builds_noted(tmp_path):
     # internvl.py InternVLChatModel builds InternVisionModel(config.vision_config): all num_hidden_layers (24 in
     # InternVL3-1B's InternViT-300M), whatever select_layer; kvplan counts up to select_layer (vLLM's build). Public
     # InternVL configs give -1 (every layer: nothing to note); a config cutting the tower at -4 is noted.
-    from kvplan_inprocess import kvplan
-
     raw = json.loads(open("tests/data/configs/internvl3-1b-pretrained.json").read())
     assert raw["select_layer"] == -1 and raw["vision_config"]["num_hidden_layers"] == 24
     for select, noted in ((-1, False), (23, False), (-4, True)):

@@ -80,24 +80,30 @@ def heads_refusal(model, attn_tp: int, dp: int = 1) -> str | None:
 
 def refusal(model, attn_tp: int, dp: int = 1) -> str | None:
     """Why SGLang 0.5.23 refuses this model's vision tower at this split (attention DP's own refusals first:
-    engines/sglang_dp_vision.py); None if it builds it. fit screens each split by it."""
+    engines/sglang_dp_vision.py); None if it builds it. fit screens each split by it (check_model before)."""
     if dp > 1:
         from .sglang_dp_vision import refusal as dp_refusal
 
         why = dp_refusal(model, attn_tp, dp)
         if why:
             return why
-    return llava_refusal(model) or heads_refusal(model, attn_tp, dp)
+    return heads_refusal(model, attn_tp, dp)
+
+
+def check_model(model) -> None:
+    """Raise where SGLang refuses the tower whatever the split (llava_refusal)."""
+    why = llava_refusal(model)
+    if why:
+        raise UsageError(why, "plan the text model alone with --set vision_config=null, or use --engine vllm")
 
 
 def check(model, attn_tp: int, dp: int = 1) -> None:
-    """Raise the refusal line (refusal)."""
+    """Raise the refusal line (check_model, then refusal)."""
+    check_model(model)
     why = refusal(model, attn_tp, dp)
     if why:
-        hint = ("plan the text model alone with --set vision_config=null, or use --engine vllm" if "LLaVA" in why else
-                "choose a --tp that divides the vision heads, or plan the text model alone with "
-                "--set vision_config=null")
-        raise UsageError(why, hint)
+        raise UsageError(why, "choose a --tp that divides the vision heads, or plan the text model alone with "
+                         "--set vision_config=null")
 
 
-__all__ = ["check", "heads_refusal", "llava_refusal", "refusal"]
+__all__ = ["check", "check_model", "heads_refusal", "llava_refusal", "refusal"]
