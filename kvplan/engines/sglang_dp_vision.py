@@ -25,7 +25,8 @@ in the 0.5.23 wheel (python/sglang/srt/...):
   use_attn_tp_group=is_dp_attention_enabled(): its num_position_embeddings rows padded to 64
   (vocab_parallel_embedding.pad_vocab_size) and split over the attention TP group, where vLLM 0.34 holds it whole
   (nn.Embedding). The rest as vLLM splits it, over the attention TP group. Its vision heads must divide by the
-  attention TP size (VisionAttention: dist_utils.divide asserts): refused otherwise.
+  attention TP size (VisionAttention: dist_utils.divide asserts): refused otherwise
+  (engines/sglang_vision_refusal.py, as under plain --tp).
 - Kimi-K2.5 (models/kimi_k25.py KimiK25ForConditionalGeneration): MoonViTEncoderLayer's VisionAttention on
   "attn_tp" with use_dp_attention_reduce; its MLP2 (kimi_vl_moonvit.py, use_tensor_parallel False) two nn.Linear,
   K2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinear, the Conv2dLayer, the pos_emb nn.Parameter and the
@@ -129,12 +130,6 @@ def refusal(model, attn_tp: int, dp: int) -> str | None:
         return (f"--dp {dp} with --engine sglang: SGLang 0.5.23 refuses Llama 4's vision tower at attention TP "
                 f"{attn_tp} of --tp {attn_tp * dp} (mllama4.py builds its VisionAttention on the attention TP group "
                 "without use_dp_attention_reduce: dp_attention.reject_attn_tp_shard_with_tp_reduce raises)")
-    if arch == "Qwen3VLMoeForConditionalGeneration":
-        v = _fields(model, "vision_config", {})
-        heads = v.raw.get("num_heads") if v is not None else None  # a config without it: not checked
-        if isinstance(heads, int) and heads > 0 and heads % attn_tp:
-            return (f"--dp {dp} with --engine sglang: attention TP {attn_tp} does not divide the {heads} vision heads "
-                    "(SGLang 0.5.23 qwen3_vl.py builds VisionAttention over the attention TP group: divide asserts)")
     return None
 
 

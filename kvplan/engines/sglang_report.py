@@ -458,7 +458,7 @@ def nsa_fp8(dep) -> bool:
 def refuse_unread(model, dep, rules: Rules) -> list[str]:
     """What kvplan's SGLang model refuses beyond the pool's own checks: a DSA config pooling its index
     keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read),
-    and on a card below SM 8.0 what SGLang refuses there (engines/sglang_sm7.py), whose notes it returns."""
+    a vision tower SGLang fails to build (engines/sglang_vision_refusal.py), and on a card below SM 8.0 what SGLang refuses there (engines/sglang_sm7.py), whose notes it returns."""
     from .sglang import is_nsa
     from .vllm_load import raw_config
 
@@ -472,6 +472,9 @@ def refuse_unread(model, dep, rules: Rules) -> list[str]:
         check_pre_ampere(model, CUDA_CAPABILITY.get(dep.gpu.name), rules.release,
                          "fp8_e4m3" if kv == "auto" and fp8_kv_in_config(model) else kv, notes)
 
+    from .sglang_vision_refusal import check as check_tower  # a vision tower SGLang fails to build
+
+    check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):

@@ -82,10 +82,15 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
     split = total - whole - to_whole + to_split + moves.added * width + uncounted_split
     after = held + -(-split // tp)
     delta = after - before
-    if not delta and tp == 1:
+    select = raw.get("select_layer", -1) if family == "internvl_chat" else -1
+    cut = select not in (-1, (raw.get("vision_config") or {}).get("num_hidden_layers", 0) - 1)
+    if not delta and tp == 1 and not cut:
         return None
     how = (f"{'+' if delta >= 0 else '-'} {abs(delta) / _MIB:,.1f} MiB a GPU against vLLM's split" if delta else
            "the same bytes a GPU as vLLM's split")
+    if cut:  # internvl.py InternVLChatModel builds InternVisionModel(config.vision_config): every layer
+        how += (f"; SGLang builds every InternViT layer whatever select_layer ({select}) says: the layers past it, "
+                "which vLLM leaves out, are counted" + ("" if record.parts else " from the config"))
     return SglangWhole((delta,) + zero[1:], f"the vision tower as SGLang 0.5.23 splits it over TP {tp} "
                                             f"({rule.source}): {how}")
 

@@ -525,6 +525,10 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
                      req.mem_util if req.mem_util_given else None, req.batch_size)
     # once, before the search, by the selected engine's rules: a model without a draft that engine serves is refused
     # (techniques change neither the MTP layers nor the draft checkpoint)
+    if engine.name == "sglang":  # a vision tower SGLang builds at no split (its per-split refusals: _screen)
+        from ..engines.sglang_vision_refusal import check_model as check_sglang_tower
+
+        check_sglang_tower(base)
     if engine.speculation is not None and engine.name == "sglang":
         from ..engines.sglang_report import resolve_speculation as sglang_speculation
 
@@ -649,8 +653,8 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
             bad = engine.pp_refused
-        if bad is None and dp > 1 and engine.name == "sglang":  # a vision tower SGLang refuses at this split
-            from ..engines.sglang_dp_vision import refusal
+        if bad is None and engine.name == "sglang":  # a vision tower SGLang refuses at this split
+            from ..engines.sglang_vision_refusal import refusal
 
             bad = refusal(model, tp, dp)
         if bad is not None:

@@ -233,8 +233,8 @@ SGLANG_TOWERS: dict[str, SglangTower] = {
     "mistral3": SglangTower(_LINEAR_PROJECTOR, None, _mistral3, "mistral.py Mistral3ForConditionalGeneration builds "
                             "transformers' Mistral3MultiModalProjector (nn.Linear), pixtral.py the tower as vLLM"),
     "llava": SglangTower(_LINEAR_PROJECTOR, None, _llava, "llava.py LlavaForConditionalGeneration builds "
-                         "transformers' LlavaMultiModalProjector (nn.Linear); its tower, resolved through SGLang's "
-                         "registry, as vLLM splits it (not read)"),
+                         "transformers' LlavaMultiModalProjector (nn.Linear); a CLIP / SigLIP tower it does not build "
+                         "(engines/sglang_vision_refusal.py refuses it)"),
     "internvl_chat": SglangTower(None, None, _internvl_chat, "internvl.py InternVLChatModel: InternViT's "
                                  "VisionAttention split with dummy heads to a multiple of TP "
                                  "(update_vit_attn_dummy_heads_config), mlp1 nn.Linear"),
