@@ -212,7 +212,7 @@ def _ranked(req: FitRequest, engine: "_Engine", record, passing: list[Candidate]
         return order
     kept: list[Candidate] = []
     for c in order:
-        if top is not None and len(kept) >= top:
+        if top and len(kept) >= top:  # top 0 or None: every candidate checked
             bound = sorted(kept, key=key)[top - 1]
             if key(c)[:2] > key(bound)[:2]:
                 break
