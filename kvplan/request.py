@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._record import record
-from .capacity.hardware import DEFAULT_MEM_UTIL, DEFAULT_RESERVE_BYTES
+from .capacity.hardware import DEFAULT_MEM_UTIL, DEFAULT_RESERVE_BYTES, split_engine_of
 from .errors import UsageError
 from .units import check_number, parse_positive_int, parse_size, parse_tokens
 
@@ -92,6 +92,7 @@ class DeploymentRequest:
     replicated_shared: bool = False  # SGLang's backend holds the shared experts whole: capacity.hardware.Deployment
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
     redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
+    split_engine: str = "vllm"  # whose module split the plan's weights follow: capacity.hardware.Deployment
 
     @property
     def has_memory(self) -> bool:
@@ -111,14 +112,16 @@ class DeploymentRequest:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
                                    replicated_shared=self.replicated_shared,
-                                   redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
+                                   redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
+                                   split_engine=self.split_engine)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
                                      dense_over_all=self.dense_over_all, a2a=self.a2a,
                                      replicated_shared=self.replicated_shared,
-                                     redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
+                                     redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
+                                     split_engine=self.split_engine)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -319,7 +322,8 @@ class EstimateRequest:
             reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             replicated_shared=moe_a2a_backend is not None and _sglang_replicates_shared(a2a),  # SGLang's flag only
-            kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
+            kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
+            split_engine=split_engine_of(engine_request.name, engine_request.emit))
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on
         targets = _online_targets(engine_request)

@@ -42,12 +42,13 @@ def _local(tmp_path, name: str, **vision) -> str:
 
 
 def _tower(path: str, tp: int) -> tuple[int, int]:
-    """(SGLang's tower bytes a GPU, kvplan's vLLM-split figure) at --tp tp."""
+    """(SGLang's tower bytes a GPU, kvplan's vLLM-split figure: its plan without --engine sglang) at --tp tp."""
     split = ("--tp", str(tp))
     with_tower = estimate_json(path, *BIG, *split)
     text = estimate_json(path, *BIG, *split, "--set", "vision_config=null")
-    return (with_tower["engine"]["weight_bytes_per_gpu"] - text["engine"]["weight_bytes_per_gpu"],
-            with_tower["capacity"]["weight_bytes_per_gpu"] - text["capacity"]["weight_bytes_per_gpu"])
+    plain = [estimate_json(path, *BIG[:-2], *split, *more)["capacity"]["weight_bytes_per_gpu"]
+             for more in ((), ("--set", "vision_config=null"))]
+    return (with_tower["engine"]["weight_bytes_per_gpu"] - text["engine"]["weight_bytes_per_gpu"], plain[0] - plain[1])
 
 
 # Gemma 3 27B: SigLIP hidden 1,152, MLP 4,304, 27 layers, patch 14 on 896 (64^2 = 4,096 positions), text hidden 5,376.
@@ -84,7 +85,7 @@ def _tower(path: str, tp: int) -> tuple[int, int]:
 def test_tower_bytes_a_gpu_as_sglang_splits_it(tmp_path, name, tp, sglang, vllm):
     got = _tower(_local(tmp_path, name), tp)
     assert got[0] == sglang
-    if vllm is not None:  # kvplan's own plan keeps vLLM's split
+    if vllm is not None:  # kvplan's own plan without --engine sglang keeps vLLM's split
         assert got[1] == vllm
 
 

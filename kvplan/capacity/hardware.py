@@ -40,6 +40,10 @@ class Deployment:
     # no EPLB
     redundant_experts: int | None = None
     eplb_default: bool = False  # R is vLLM's default (--redundant-experts auto): --emit vllm prints --enable-eplb alone
+    # the engine whose module split the plan's weights follow where engines differ: "vllm" (kvplan's weights, as vLLM
+    # 0.34 splits them) or "sglang" (the vision tower as SGLang 0.5.23 splits it: capacity/weights.py
+    # engine_stage_delta); split_engine_of picks it
+    split_engine: str = "vllm"
 
     @property
     def gpus(self) -> int:
@@ -55,6 +59,15 @@ class Deployment:
             head = f"SGLang --tp {self.dp * self.tp}: attention dp {self.dp} x tp {self.tp}, pp {self.pp}"
         eplb = f" + {self.redundant_experts} redundant experts" if self.redundant_experts is not None else ""
         return head + (f", EP {self.dp * self.tp}{eplb}" if self.ep else ", experts split over dp x tp")
+
+
+def split_engine_of(engine: str, emit: str | None = None) -> str:
+    """Whose module split kvplan's own plan follows (Deployment.split_engine), from the engine families planned and
+    emitted ("ideal", "vllm", "sglang"; None): the engine planned (--engine), else the one emitted (--emit, whose
+    launch line the plan is for, as Deployment.dense_over_all), else vLLM's. --engine vllm --emit sglang plans vLLM:
+    vLLM's report stands beside the plan at vLLM's split, and --emit only prints SGLang's command."""
+    chosen = engine if engine != "ideal" else emit
+    return "sglang" if chosen == "sglang" else "vllm"
 
 
 def make_deployment(
@@ -77,6 +90,7 @@ def make_deployment(
     replicated_shared: bool = False,
     redundant_experts: int | None = None,
     eplb_default: bool = False,
+    split_engine: str = "vllm",
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -88,7 +102,8 @@ def make_deployment(
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
                           dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
-                          redundant_experts=redundant_experts, eplb_default=eplb_default)
+                          redundant_experts=redundant_experts, eplb_default=eplb_default,
+                          split_engine=split_engine)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -106,4 +121,4 @@ def make_deployment(
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
                       dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
-                      redundant_experts=redundant_experts, eplb_default=eplb_default)
+                      redundant_experts=redundant_experts, eplb_default=eplb_default, split_engine=split_engine)

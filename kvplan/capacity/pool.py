@@ -13,7 +13,7 @@ from ..units import format_bytes
 from .experts import check_placement
 from .experts_pp import stage_savings
 from .shard import shard
-from .weights import plan_weights, require_known, stage_weight_bytes
+from .weights import engine_stage_delta, plan_weights, require_known, stage_weight_bytes
 
 if TYPE_CHECKING:
     from .hardware import Deployment
@@ -103,6 +103,9 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
                                 deployment.a2a,  # vLLM's all2all backend: its shared experts (engines/vllm_a2a.py)
                                 deployment.replicated_shared)  # SGLang's backend: shared experts whole (sglang_a2a)
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
+    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine)
+    if extra is not None:  # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it
+        stage_weights = [w + more for w, more in zip(stage_weights, extra)]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)

@@ -190,6 +190,21 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
     return out
 
 
+def engine_stage_delta(model: ModelSpec, weights: Weights, tp: int, pp: int = 1, dp: int = 1,
+                       split_engine: str = "vllm") -> list[int] | None:
+    """Bytes one GPU of each pipeline stage holds beyond stage_weight_bytes' split (vLLM 0.34's) where the plan
+    follows another engine's (Deployment.split_engine): under "sglang" the vision tower as SGLang 0.5.23 splits it,
+    on the first stage, the figure SGLang's report adds (engines/sglang_report.record_tower -> sglang_tower.py
+    tower_delta; under attention DP the tower is placed by capacity/experts.py placement_saving instead). None where
+    nothing differs. The engine modules load only here, for an SGLang plan."""
+    if split_engine != "sglang":
+        return None
+    from ..engines.sglang_report import record_tower
+
+    got = record_tower(model, weights, tp, pp, dp)
+    return list(got.stage_bytes) if got is not None and any(got.stage_bytes) else None
+
+
 def plan_weights(model: ModelSpec, deployment) -> Weights:
     """The record a deployment plans with: its own, a size it was given, or the config estimate."""
     if deployment is not None and deployment.weights is not None:

@@ -243,17 +243,24 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
 def sglang_tower(result):
     """The vision tower as SGLang splits it where vLLM's split, which kvplan's weights follow, differs
     (engines/sglang_tower.py); nothing where the weights were given (a log's figure, --weight-bytes)."""
-    from .sglang_tower import tower_delta
-
     dep = result.deployment
-    record = getattr(result, "weights", None) or dep.weights
+    return record_tower(result.plan.model, getattr(result, "weights", None) or dep.weights, dep.tp, dep.pp, dep.dp)
+
+
+def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1):
+    """sglang_tower for the weights `record` on a (tp, pp, dp) split: SGLang's report and kvplan's own plan under
+    --engine sglang (capacity/weights.py engine_stage_delta) alike. None where the record is none or a given size."""
+    from .sglang_tower import tower_delta
+    from .vllm_load import served_from_float32
+
     if record is None or record.source == "given":
         return None
-    if served_16bit(result):
+    served = served_from_float32(model)  # served_16bit: a record not given
+    if served:
         from .vllm_load import downcast_float32
 
         record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
-    return tower_delta(result.plan.model, record, dep.tp, dep.pp, dep.dp, served_16bit(result))
+    return tower_delta(model, record, tp, pp, dp, served)
 
 
 def sglang_whole(result):

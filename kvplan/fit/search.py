@@ -23,10 +23,10 @@ from types import SimpleNamespace
 
 from ..capacity.costs import decode_cost
 from ..capacity.gpus import Gpu, LIST_PRICES
-from ..capacity.hardware import Deployment, make_deployment
+from ..capacity.hardware import Deployment, make_deployment, split_engine_of
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
-from ..capacity.weights import decode_read_bytes, require_known, stage_weight_bytes
+from ..capacity.weights import decode_read_bytes, engine_stage_delta, require_known, stage_weight_bytes
 from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
@@ -674,6 +674,9 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 savings = stage_savings(model, record, tp, dp, _ep_of(engine, model, tp, dp), pp,
                                         dense_over_all=engine.name == "sglang")
                 stage_w = [w - saving for w, saving in zip(stage_w, savings)]
+            extra = engine_stage_delta(model, record, tp, pp, dp, split_engine_of(engine.name, None))
+            if extra is not None:  # SGLang's vision tower split, as capacity.pool counts it
+                stage_w = [w + more for w, more in zip(stage_w, extra)]
             weights_by_split[(tp, pp, dp)] = stage_w
         heaviest = max(stage_w)
         stages = None
@@ -777,8 +780,11 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
 
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
+    from ..request import engine_family
+
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
-                           weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all)
+                           weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all,
+                           split_engine=split_engine_of(engine_family(req.engine), None))
 
 
 def _verify(req, base, record, engine, passing, top):
