@@ -73,3 +73,15 @@ def test_calibrate_unknown_log_model_said_once():
     assert out.returncode != 0
     line = out.stderr.strip()
     assert len(line.splitlines()) == 1 and line.count("Qwen2-7B-Instruct") == 1 and "give --model" in line
+
+
+def test_mla_block_note_names_the_backend_of_the_card():
+    # vLLM 0.34 platforms/cuda.py _get_backend_priorities with each backend's supports_compute_capability:
+    # FLASH_ATTN_MLA needs SM 9, FLASHMLA SM 9 / 10, FLASHINFER_MLA SM 10, so an A100 (8.0), a V100 (7.0) and an
+    # RTX 5090 (12.0, TRITON_MLA listed first) run TRITON_MLA, whose MultipleOf(16) blocks keep 0.34's default 64;
+    # an H100 keeps FlashAttention MLA's 64
+    for gpu, said in (("a100-80gb", "(Triton MLA on SM 8.0)"), ("v100-32gb", "(Triton MLA on SM 7.0)"),
+                      ("rtx-5090", "(Triton MLA on SM 12.0)"), ("h100", "(FlashAttention MLA on Hopper)")):
+        lines = _lines(kvplan("estimate", "deepseek-v2-lite", "--gpu", gpu, "--gpu-memory", "200GiB",
+                              "--engine", "vllm"))
+        assert f"  note: MLA: block size 64 {said}" in lines, gpu
