@@ -85,3 +85,20 @@ def test_mla_block_note_names_the_backend_of_the_card():
         lines = _lines(kvplan("estimate", "deepseek-v2-lite", "--gpu", gpu, "--gpu-memory", "200GiB",
                               "--engine", "vllm"))
         assert f"  note: MLA: block size 64 {said}" in lines, gpu
+
+
+def test_fit_says_why_a_refused_card_is_absent():
+    # gpt-oss-20b is served with GptOssMxfp4Config, whose get_min_capability is 80 (vLLM 0.34
+    # layers/quantization/mxfp4.py); a T4 is SM 7.5: every T4 option is refused, so the report says so once
+    # instead of asking for the T4's price. The winner is one L4: no option uses fewer GPUs, so --explain says
+    # that in a line rather than printing an empty table
+    out = kvplan("fit", "gpt-oss-20b", "-c", "8k", "-n", "4", "--gpu", "t4,l4", "--engine", "vllm", "--explain")
+    lines = _lines(out)
+    assert any(line.startswith("t4 left out: vLLM 0.34 refuses the gpt_oss_mxfp4 quantization on an SM 7.5 card")
+               for line in lines)
+    assert not any(line.startswith("no list price for t4") for line in lines)
+    assert "explain: no searched option would use fewer GPUs than the winner" in lines
+    assert "Why the 0 options" not in out.stdout
+    # a card refused only for one KV dtype (fp8 on the T4) stays searched: no 'left out' line
+    lines = _lines(kvplan("fit", "llama-3.1-8b", "-c", "8k", "-n", "4", "--gpu", "t4", "--engine", "vllm"))
+    assert not any("left out" in line for line in lines)
