@@ -122,7 +122,7 @@ def test_kimi_k25_planned_as_deepseek_v3_tower_not_counted_noted():
     out = kvplan("estimate", "tests/data/configs/kimi-k2.5-int4.json", "--gpu", "h200", "--context", "32k",
                  "--tp", "8", "--dp", "8", "--engine", "sglang")
     assert out.returncode == 0, out.stderr
-    note = next(line for line in out.stdout.splitlines() if "--enable-dp-attention:" in line)
+    note = next(line for line in out.stdout.splitlines() if "--attn-dp-size" in line and "attention groups" in line)
     assert "over all 8 GPUs (deepseek_v2.py)" in note and "kimi_k25.py" in note
 
 

@@ -97,3 +97,11 @@ def test_qwen3_next_tp2_0_10_2_per_call():
     ws = workspace("0.10.2", "h200", QWEN3_NEXT, tp=2, tokens=8192)
     assert ws.bytes == 377_487_360 and not ws.persistent
     assert workspace("0.27.1", "h200", {"hidden_size": 1}, tokens=8192) is None  # no experts: no workspace
+
+
+def test_a_rocm_card_is_named_not_called_unknown():
+    # the MI355X is in the catalog (a ROCm card, no CUDA capability): the note names it and the path left unread,
+    # instead of calling the GPU unknown; a plan without --gpu still says the GPU is not known
+    ws = workspace("0.34.0", "mi355x", QWEN3_30B_A3B, tokens=8192)
+    assert ws.bytes is None and "mi355x is a ROCm card" in ws.path and "not known" not in ws.path
+    assert "not known here" in workspace("0.34.0", None, QWEN3_30B_A3B, tokens=8192).path

@@ -188,7 +188,7 @@ def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weight
 
     line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
             + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm", redundant_default)
-            + "; not counted here: the all-to-all backend's buffers (in vLLM's profile: engines/vllm_a2a.py) and the "
+            + "; not counted here: the all-to-all backend's buffers (vLLM's profile counts them: --all2all-backend) and the "
               "DP / EP groups' NCCL memory")
     if (shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]
             and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)):

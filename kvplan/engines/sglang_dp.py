@@ -86,7 +86,7 @@ def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = No
     if dp == 1 and not ep:
         return None
     gpus = dp * tp
-    line = (f"SGLang --tp {gpus}" + (f" --dp {dp} --enable-dp-attention: {dp} attention groups of attention TP {tp} "
+    line = (f"SGLang --tp {gpus}" + (f" --attn-dp-size {dp}: {dp} attention groups of attention TP {tp} "
                                     f"(KV heads and the embedding split over {tp}, MLA's latent whole), each its own "
                                     "scheduler and KV pool" if dp > 1 else ""))
     if is_moe(model):
@@ -99,8 +99,7 @@ def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = No
 
         tower = tower_note(model, tp, dp)
         line += f"; {tower}" if tower else ""
-    return line + ("; not counted: EPLB's recorder state, the DP groups' NCCL memory (--moe-a2a-backend: "
-                   "engines/sglang_a2a.py)")
+    return line + "; not counted: EPLB's recorder state, the DP groups' NCCL memory"
 
 
 # The architectures whose SGLang 0.5.23 model file was read for the placement above, each with the file and
@@ -211,7 +210,7 @@ def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, re
 
         check_tower(model, gpus // dp, dp)
     if dp > 1 and (model.architecture or "") not in DP_FAMILIES:
-        raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention only for the "
-                         f"architectures whose SGLang 0.5.23 model file it read ({', '.join(DP_FAMILIES)}), not "
-                         f"{model.architecture or model.model_type}" + _REFUSED.get(model.architecture or "", ""),
+        raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's attention DP only for the "
+                         f"{len(DP_FAMILIES)} architectures whose SGLang 0.5.23 model file it read (docs/sglang.md), "
+                         f"not {model.architecture or model.model_type}" + _REFUSED.get(model.architecture or "", ""),
                          "plan SGLang with --tp, or use --engine vllm")

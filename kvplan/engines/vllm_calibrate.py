@@ -267,8 +267,11 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         # not bundled: the log's own name, as a Hub id or a local folder, the way estimate reads it
         spec = load_model(alias or hub_cache_id(log.model), overrides=overrides)
     except KvplanError as exc:
+        why = exc.message  # without the name again ("unknown model 'X': ...", "X: offline ...")
+        for said in (f"unknown model {hub_cache_id(log.model)!r}: ", f"{hub_cache_id(log.model)}: "):
+            why = why.removeprefix(said)
         cal.problem = exc if alias else SourceError(
-            f"the log's model {log.model!r} is not bundled and cannot be read here: {exc.message}",
+            f"the log's model {log.model!r} is not bundled and cannot be read here: {why}",
             "give --model (a bundled name, a config.json or a Hub id)")
         return cal
     if alias is None:

@@ -27,6 +27,8 @@ from .vllm_inkling import conv_state_geometry, conv_state_token_bytes, is_inklin
 from .vllm_pages import (FULL_LIKE, MAMBA, PageSpec, attention_token_bytes, latent_token_bytes, serving_storage,
                          unknown_kv_dtype, vllm_kv_dtype_for)
 from .vllm_rules import LATEST, WINDOW_ONE_LESS, VllmRules
+from .pre_ampere import sm_label
+from .vllm_sm7 import READ_IN as TRITON_MLA_READ_IN
 
 KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
 
@@ -122,6 +124,12 @@ def _layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int,
         backend = "FlashMLA sparse" if sparse else ("FlashMLA" if quantized else "FlashAttention MLA")
         if sparse and blackwell and rules.sparse_mla_sm100_plain_fp8:  # every SM 10 sparse backend takes 64
             backend = "FlashInfer sparse MLA" if kv_cache_dtype in ("fp8", "fp8_e4m3") else "sparse MLA"
+        elif (not sparse and capability is not None and (capability < (9, 0) or capability[0] == 12)
+              and rules.version.startswith(TRITON_MLA_READ_IN)):
+            # 0.34 platforms/cuda.py _get_backend_priorities: TRITON_MLA is the one dense MLA backend that takes
+            # SM 12 or a card below SM 9 (FLASH_ATTN_MLA needs SM 9, FLASHMLA 9 / 10, FLASHINFER_MLA 10); its
+            # MultipleOf(16) kernel blocks keep the default block, the same 64
+            backend, gpu_name = "Triton MLA", sm_label(capability)
         forced = rules.mla_block_forced
         if forced == "exact" or (forced == "multiple" and sparse):  # check_and_update_config: any other size -> 64
             if block != wanted:

@@ -96,7 +96,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..configs.resolve_family import nested_text
-from ..capacity.gpus import CUDA_CAPABILITY
+from ..capacity.gpus import CATALOG, CUDA_CAPABILITY
 from .vllm_release import release_key
 
 READ_FROM = (0, 10, 1)
@@ -268,7 +268,8 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
     if key is None or not (READ_FROM <= key < READ_UNTIL):
         return _none("the fused-MoE path is read for vLLM 0.10.1-0.34 only")
     if cap is None:
-        return _none("the fused-MoE kernel depends on the GPU, which is not known here")
+        return _none(f"{gpu} is a ROCm card, whose fused-MoE path in vLLM was not read"
+                     if gpu in CATALOG else "the fused-MoE kernel depends on the GPU, which is not known here")
     tp = max(tp, 1)
     if max(dp, 1) > 1 or ep:
         if not PARALLEL_READ[0] <= key < PARALLEL_READ[1]:

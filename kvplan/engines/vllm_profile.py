@@ -580,7 +580,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         notes.append(f"vLLM {version} runs Model Runner V2: its sampler profile is read from source, "
                      "not checked against a log")
     if max(tp, 1) > 1 and is_pcie_only(gpu, pcie_only):
-        notes.append(f"non-torch memory at TP {tp} over PCIe only: + {NON_TORCH_TP_BYTES_PCIE / GIB:.2f} GiB "
+        why = "" if is_pcie_only(gpu) else (" (as the log's custom all-reduce warning says: no NVLink in the TP "
+                                            "group, or its GPUs on two nodes)")
+        notes.append(f"non-torch memory at TP {tp} over PCIe only{why}: + {NON_TORCH_TP_BYTES_PCIE / GIB:.2f} GiB "
                      "(empirical, one 8 x L40S log; NVLink systems add 0.4-1.3 GiB)")
     elif max(tp, 1) > 1:
         nvls = nvls_bytes(tp, gpu)

@@ -96,9 +96,7 @@ def dp_note(dep, pool: VllmPool) -> str:
             "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
             f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
-            "memory. Modelled: the MoE kernel's workspace for the gathered tokens (engines/vllm_moe_workspace.py, "
-            "allgather_reducescatter); the all-to-all backend's buffers: engines/vllm_a2a.py (--all2all-backend); "
-            "EPLB: capacity/eplb.py (--redundant-experts)")
+            "memory")
 
 
 def _mixed_label(pool: VllmPool) -> str:

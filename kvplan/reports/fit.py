@@ -240,8 +240,12 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append(f"dropped (the screen and the planner disagree, please report): {c.label()}: {why}")
     for label, why in result.skipped_sets:
         report.lines.append(f"technique set {label} skipped: {why}")
-    if any(g.name not in req.prices and g.name not in LIST_PRICES for g in req.gpus):
-        missing = [g.name for g in req.gpus if g.name not in req.prices and g.name not in LIST_PRICES]
+    refused = _refused_cards(result)
+    for name, why in refused.items():
+        report.lines.append(f"{name} left out: {why}")
+    if any(g.name not in req.prices and g.name not in LIST_PRICES and g.name not in refused for g in req.gpus):
+        missing = [g.name for g in req.gpus
+                   if g.name not in req.prices and g.name not in LIST_PRICES and g.name not in refused]
         report.lines.append(f"no list price for {', '.join(missing)}: give --price GPU=USD to rank them by cost")
     if explain and options:
         _explain(report, result, options[0])
@@ -265,8 +269,11 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
              c.reason]
             for c in failures[:limit]]
     what = {"cost": "cost less per hour", "headroom": "use no more GPUs"}.get(result.request.objective, "use fewer GPUs")
-    report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
-                               ["gpu", "gpus", "tp x pp", "set", "binding constraint", "detail"], rows, {1}))
+    if failures:
+        report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
+                                   ["gpu", "gpus", "tp x pp", "set", "binding constraint", "detail"], rows, {1}))
+    else:  # not an empty table
+        report.lines.append(f"explain: no searched option would {what} than the winner")
     report.data["explain"] = {
         "winner": winner.label(),
         "cheaper_failed": len(failures),
@@ -286,6 +293,19 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
         first = min(cheaper_passing, key=lambda c: rank_key(c, result.request.objective, False))
         report.lines.append(f"explain: {len(cheaper_passing)} cheaper option(s) pass only with a quality caveat "
                             f"(ranked after the winner), the best: {first.label()}: {first.caveat_text}")
+
+
+def _refused_cards(result: FitResult) -> dict[str, str]:
+    """The card kinds the engine refuses for every candidate on them (a card below SM 8.0, whatever the split and
+    KV dtype: search.py card_refusal), each with the first reason, so the report says why they are absent."""
+    reasons: dict[str, str] = {}
+    usable: set[str] = set()
+    for c in result.candidates:
+        if c.constraint == "card":
+            reasons.setdefault(c.gpu.name, c.reason.removeprefix(f"{result.engine_label} would not start: "))
+        elif c.constraint not in ("heads", "split"):  # those splits are refused on every card alike
+            usable.add(c.gpu.name)
+    return {name: why for name, why in reasons.items() if name not in usable}
 
 
 def _cheaper(result: FitResult, c: Candidate, winner: Candidate) -> bool:
