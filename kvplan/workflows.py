@@ -129,6 +129,14 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         for name in {request.engine.name, request.engine.emit or request.engine.name}:  # SGLang's rule or vLLM's
             check_redundant(spec, request.deployment.redundant_experts, request.deployment.ep,
                             request.deployment.tp * request.deployment.dp, name)
+    if deployment is not None and deployment.gpu is not None and request.engine.name in ("vllm", "sglang"):
+        # what the engine refuses on this card whatever the split (below SM 8.0), before the plan's own "does not
+        # fit", which more GPUs could not cure
+        from .engines.pre_ampere import check_card
+        from .planner import compose
+
+        check_card(compose(spec, chain)[-1].model if chain else spec, deployment.gpu.cuda_capability,
+                   request.engine.name, request.engine.release, request.engine.rules, dtype_name)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)

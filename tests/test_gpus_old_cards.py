@@ -236,3 +236,17 @@ def test_fit_explain_counts_the_refused_cards(cli):
     assert code == 0, err
     explain = json.loads(out)["explain"]
     assert explain["by_constraint"] == {"engine refuses the card": 6}
+
+
+@pytest.mark.parametrize("args, refused", [
+    # gemma-3-27b's 27B weights do not fit 4 T4s either, but more GPUs cannot cure vLLM's refusal of gemma3_text
+    # below SM 8.0 (float32 only there): the refusal comes first
+    (("gemma-3-27b", "--tp", "4", "--engine", "vllm"), "serves gemma3_text on an SM 7.5 card in float32"),
+    # gpt-oss-20b's 12.82 GiB + the 2 GiB reserve exceed the T4's 14.74 GiB; Mxfp4Config's 80 is the answer
+    (("gpt-oss-20b", "--engine", "vllm"), "the gpt_oss_mxfp4 quantization on an SM 7.5 card"),
+    # SGLang 0.5.23's Mxfp4Config: 80 too (sglang_sm7)
+    (("gpt-oss-20b", "--engine", "sglang"), "the mxfp4 quantization on an SM 7.5 card"),
+])
+def test_the_engines_card_refusal_comes_before_does_not_fit(cli, args, refused):
+    code, _, err = cli("estimate", args[0], "--gpu", "t4", *args[1:])
+    assert code != 0 and refused in err and "does not fit" not in err and len(err.strip().splitlines()) == 1

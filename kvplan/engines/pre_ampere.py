@@ -38,3 +38,25 @@ def refuse_below_min_capability(engine: str, method: str | None, table: dict[str
         raise UsageError(f"{engine} refuses the {method} quantization on an {sm_label(capability)} card: 'Minimum "
                          f"capability: {need}. Current capability: {capability[0]}{capability[1]}' ({where})",
                          f"plan it on a card of SM {need // 10}.{need % 10} or newer, or {hint}")
+
+
+def check_card(model, capability: tuple[int, int] | None, engine: str, release: str | None, rules=None,
+               kv_label: str = "auto") -> None:
+    """What `engine` ("vllm" / "sglang") refuses for this model (techniques applied) on a card of `capability`
+    whatever the split: vllm_sm7 / sglang_sm7 check_pre_ampere, UsageError in one line; nothing on SM 8.0 or newer
+    or an unknown card. vLLM is given the cache's own KV dtype (engines/vllm.py served_kv_cache: a KV quantizer
+    technique's fp8 included); SGLang refuses no KV dtype there, so `kv_label` (the plan's) only words its notes."""
+    if capability is None or capability >= (8, 0) or engine not in ("vllm", "sglang"):
+        return
+    if engine == "sglang":
+        from .sglang_sm7 import check_pre_ampere as sglang_check
+
+        kv = "auto" if kv_label.lower() in ("auto", "bf16", "bfloat16") else kv_label.lower()
+        sglang_check(model, capability, release or "", kv, [])
+        return
+    from .vllm import served_kv_cache
+    from .vllm_rules import LATEST
+    from .vllm_sm7 import check_pre_ampere
+
+    kv, mla = served_kv_cache(model, rules or LATEST)
+    check_pre_ampere(model, capability, release or (rules or LATEST).version, kv, mla, [])

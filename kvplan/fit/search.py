@@ -273,42 +273,34 @@ class _Engine:
         """The dtype vLLM serves `kv_dtype` in on `gpu` where the name says otherwise (engines/vllm_sm7.py); None
         under another engine (SGLang keeps bfloat16 below SM 8.0: engines/sglang_sm7.py), and where a KV quantizer
         technique stores the cache in its own dtype (the plan's `model` is passed to vLLM with another
-        --kv-cache-dtype than auto: _vllm_kv)."""
-        if not self.on or self._vllm_kv(model)[0] != "auto":
+        --kv-cache-dtype than auto: engines/vllm.py served_kv_cache)."""
+        if not self.on:
             return None
+        from ..engines.vllm import served_kv_cache
+        from ..engines.vllm_rules import LATEST
         from ..engines.vllm_sm7 import served_kv_dtype
+
+        if served_kv_cache(model, self.rules or LATEST)[0] != "auto":
+            return None
 
         return served_kv_dtype(gpu.cuda_capability, self.release, kv_dtype)
 
-    def _vllm_kv(self, model) -> tuple[str | None, bool]:
-        """(the --kv-cache-dtype vLLM is given for the plan's `model`, whether its cache is MLA's latent), as
-        engines/vllm.py simulate passes them to check_pre_ampere (served_kv_cache): from the cache's storage (a KV
-        quantizer technique's fp8 included), not from the candidate's kv label."""
-        from ..engines.vllm import served_kv_cache
-
-        return served_kv_cache(model, self.rules)
-
     def card_refusal(self, model, gpu: Gpu, kv_dtype: str) -> str | None:
         """Why the engine refuses this model with this KV dtype on `gpu` whatever the split (a card below SM 8.0:
-        engines/vllm_sm7.py, engines/sglang_sm7.py check_pre_ampere), else None; once per card and dtype, for every
-        candidate, so a candidate the planner fails is not offered as the closest when the engine refuses it."""
+        engines/pre_ampere.py check_card), else None; once per card and KV dtype, for every candidate, so a
+        candidate the planner fails is not offered as the closest when the engine refuses it."""
         if not self.checks or gpu.cuda_capability is None or gpu.cuda_capability >= (8, 0):
             return None
-        if self.name == "sglang":  # SGLang refuses no KV dtype there (sglang_sm7: a note only)
-            kv, mla = ("auto" if kv_dtype.lower() in ("bf16", "bfloat16") else kv_dtype.lower()), False
-        else:  # the cache's own dtype: a KV quantizer technique (--allow fp8) stores it in fp8 under "kv bf16"
-            kv, mla = self._vllm_kv(model)
-        key = (gpu.name, kv, mla)
+        from ..engines.vllm import served_kv_cache
+        from ..engines.vllm_rules import LATEST
+
+        # vLLM reads the cache's own dtype: a KV quantizer technique (--allow fp8) stores it in fp8 under "kv bf16"
+        key = (gpu.name, kv_dtype if self.name == "sglang" else served_kv_cache(model, self.rules or LATEST))
         if key not in self._card_refusals:
+            from ..engines.pre_ampere import check_card
+
             try:
-                if self.name == "sglang":
-                    from ..engines.sglang_sm7 import check_pre_ampere as sglang_check
-
-                    sglang_check(model, gpu.cuda_capability, self.release, kv, [])
-                else:
-                    from ..engines.vllm_sm7 import check_pre_ampere
-
-                    check_pre_ampere(model, gpu.cuda_capability, self.release or "", kv, mla, [])
+                check_card(model, gpu.cuda_capability, self.name, self.release, self.rules, kv_dtype)
                 self._card_refusals[key] = None
             except KvplanError as exc:
                 self._card_refusals[key] = f"{self.label} would not start: {exc.message}"
