@@ -102,3 +102,14 @@ def test_fit_says_why_a_refused_card_is_absent():
     # a card refused only for one KV dtype (fp8 on the T4) stays searched: no 'left out' line
     lines = _lines(kvplan("fit", "llama-3.1-8b", "-c", "8k", "-n", "4", "--gpu", "t4", "--engine", "vllm"))
     assert not any("left out" in line for line in lines)
+
+
+def test_calibrate_a_log_naming_no_model_with_a_model_that_fails_to_load(tmp_path):
+    # a log naming no model, --model a bundled name whose --set makes it unreadable: the load error in one line
+    # (fuzz seed 37 found an internal error: the name was read from the log's missing model)
+    log = tmp_path / "no_model.log"
+    log.write_text("INFO 01-01 00:00:00 [gpu_worker.py:298] Available KV cache memory: 5.00 GiB\n"
+                   "INFO 01-01 00:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 40,960 tokens\n")
+    out = kvplan("calibrate", str(log), "--model", "llama-3.1-8b", "--set", "num_key_value_heads=" + "9" * 30)
+    assert out.returncode != 0 and "internal error" not in out.stderr
+    assert "'num_key_value_heads' must be <= 100,000" in out.stderr

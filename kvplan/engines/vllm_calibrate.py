@@ -268,7 +268,8 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         spec = load_model(alias or hub_cache_id(log.model), overrides=overrides)
     except KvplanError as exc:
         why = exc.message  # without the name again ("unknown model 'X': ...", "X: offline ...")
-        for said in (f"unknown model {hub_cache_id(log.model)!r}: ", f"{hub_cache_id(log.model)}: "):
+        shown = hub_cache_id(log.model) if log.model else alias  # the log may name none where --model gave it
+        for said in (f"unknown model {shown!r}: ", f"{shown}: "):
             why = why.removeprefix(said)
         cal.problem = exc if alias else SourceError(
             f"the log's model {log.model!r} is not bundled and cannot be read here: {why}",
