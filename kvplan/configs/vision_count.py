@@ -9,7 +9,9 @@ ColumnParallelLinear (split, bias too) and RowParallelLinear (weight split, bias
 convolutions (layers/conv.py Conv2dLayer / Conv3dLayer), position embeddings, class embeddings, LayerNorm / RMSNorm
 weights and any nn.Linear / ReplicatedLinear are whole. With `--mm-encoder-tp-mode data`, or where a family passes
 its vision heads and TP does not divide them (models/vision.py is_vit_use_data_parallel falls back to data
-parallelism), every tower linear is whole on every rank: not modelled.
+parallelism: kimi_k25.py and muse_glimmer.py only), every tower linear is whole on every rank: not modelled. The
+families counted here fail at such a TP instead (engines/vllm_vision_refusal.py refuses it), InternViT but for its
+attention (configs/vision_internvl.py vllm_splits_attention).
 """
 
 from __future__ import annotations

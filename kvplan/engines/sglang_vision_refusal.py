@@ -23,12 +23,14 @@ engines/sglang_dp_vision.py place the towers it builds). Read in the wheel (pyth
 from __future__ import annotations
 
 from ..errors import UsageError
+from .vision_heads import DEFAULT_VISION_TYPE, raise_refusal, tower, undivided_heads
 
 _SIGLIP = "siglip.py SiglipEncoderLayer"
 _QWEN3 = "qwen3_vl.py Qwen3_VisionBlock"
 # model_type -> (the vision_config field of the heads, the SGLang 0.5.23 class building VisionAttention over them
-# without dummy heads); internvl_chat and glm4v / glm4v_moe pad (module docstring). LLaVA's Pixtral tower
-# (pixtral.py, unpadded too) is not counted by kvplan (configs/vision_clip.py llava), so not checked
+# without dummy heads), an engines/vision_heads.py HeadsTable; internvl_chat and glm4v / glm4v_moe pad (module
+# docstring). LLaVA's Pixtral tower (pixtral.py, unpadded too) is not counted by kvplan (configs/vision_clip.py
+# llava), so not checked
 _UNPADDED = {
     "gemma3": ("num_attention_heads", _SIGLIP), "qwen2_5_vl": ("num_heads", "qwen2_5_vl.py Qwen2_5_VisionBlock"),
     "qwen3_vl": ("num_heads", _QWEN3), "qwen3_vl_moe": ("num_heads", _QWEN3), "qwen3_5": ("num_heads", _QWEN3),
@@ -41,23 +43,12 @@ _UNPADDED = {
 _LLAVA_UNREGISTERED = {"clip_vision_model": "CLIPVisionModel", "siglip_vision_model": "SiglipVisionModel"}
 
 
-def _tower(model) -> tuple[str, dict] | None:
-    """(model_type, vision_config) of a model whose tower kvplan counts; None otherwise."""
-    from .vllm_load import raw_config
-
-    if not model.weight_vision[0]:
-        return None
-    raw = raw_config(model) or {}
-    nested = raw.get("vision_config")
-    return (str(raw.get("model_type")), nested) if isinstance(nested, dict) else None
-
-
 def llava_refusal(model) -> str | None:
     """Why SGLang 0.5.23 cannot build this LLaVA's tower whatever the split; None where it can (or no LLaVA)."""
-    tower = _tower(model)
-    if tower is None or tower[0] != "llava" or "LlavaForConditionalGeneration" not in (model.architecture or ""):
+    found = tower(model)
+    if found is None or found[0] != "llava" or "LlavaForConditionalGeneration" not in (model.architecture or ""):
         return None
-    cls = _LLAVA_UNREGISTERED.get(tower[1].get("model_type", "clip_vision_model"))  # LlavaConfig's default: CLIP
+    cls = _LLAVA_UNREGISTERED.get(found[1].get("model_type", DEFAULT_VISION_TYPE))
     if cls is None:
         return None
     return (f"--engine sglang: SGLang 0.5.23 does not build LLaVA's {cls} tower (llava.py "
@@ -66,13 +57,10 @@ def llava_refusal(model) -> str | None:
 
 def heads_refusal(model, attn_tp: int, dp: int = 1) -> str | None:
     """Why SGLang 0.5.23 fails to build this model's vision attention at (attention) TP attn_tp; None if it builds."""
-    tower = _tower(model)
-    if tower is None or tower[0] not in _UNPADDED or attn_tp <= 1:
+    found = undivided_heads(model, _UNPADDED, attn_tp)
+    if found is None:
         return None
-    key, cls = _UNPADDED[tower[0]]
-    heads = tower[1].get(key)
-    if not isinstance(heads, int) or isinstance(heads, bool) or heads <= 0 or heads % attn_tp == 0:
-        return None
+    heads, cls = found
     split = f"--tp {attn_tp}" if dp <= 1 else f"attention TP {attn_tp} (--tp {attn_tp * dp} --dp {dp})"
     return (f"{split} with --engine sglang: SGLang 0.5.23 splits the {heads} vision heads over TP {attn_tp}, which "
             f"does not divide them ({cls}'s VisionAttention has no dummy heads: dist_utils.divide asserts)")
@@ -102,8 +90,7 @@ def check(model, attn_tp: int, dp: int = 1) -> None:
     check_model(model)
     why = refusal(model, attn_tp, dp)
     if why:
-        raise UsageError(why, "choose a --tp that divides the vision heads, or plan the text model alone with "
-                         "--set vision_config=null")
+        raise_refusal(why)
 
 
 __all__ = ["check", "check_model", "heads_refusal", "llava_refusal", "refusal"]

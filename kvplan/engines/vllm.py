@@ -183,6 +183,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise UsageError(f"vLLM cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
     if model.model_type == "cohere" and tp > 1 and (refusal := cohere_qk_norm_refusal(model, tp)):
         raise UsageError(refusal, "use a --tp no larger than its KV heads (with --pp for more GPUs)")
+    if tp > 1:  # a vision tower whose heads --tp does not divide (engines/vllm_vision_refusal.py)
+        from .vllm_vision_refusal import check as check_vision_heads
+
+        check_vision_heads(model, tp)
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):

@@ -649,6 +649,10 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             from ..engines.sglang_vision_refusal import refusal
 
             bad = refusal(model, tp, dp)
+        if bad is None and engine.name == "vllm":  # a vision tower vLLM refuses at this TP
+            from ..engines.vllm_vision_refusal import refusal as vllm_vision_refusal
+
+            bad = vllm_vision_refusal(model, tp)
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
