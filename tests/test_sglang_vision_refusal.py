@@ -95,3 +95,26 @@ def test_internvl_select_layer_past_which_sglang_builds_noted(tmp_path):
         out = kvplan("estimate", str(path), *SGL)
         assert out.returncode == 0, out.stderr
         assert (f"whatever select_layer ({select}) says" in out.stdout) is noted
+
+
+def test_mllama_vision_heads_not_divided_by_tp_refused():
+    # mllama.py MllamaVisionEncoderLayer builds VisionAttention over vision_config.attention_heads (16 in
+    # Llama-3.2-11B-Vision) with num_dummy_heads 0 (HF's config has no original_attention_heads): TP 32 divides the
+    # text model's 32 query heads (8 KV heads replicated) but not 16 / 32; TP 16 gives one vision head a GPU
+    line = refused_line("llama-3.2-11b-vision", *SGL, "--tp", "32")
+    assert "16 vision heads over TP 32" in line and "mllama.py MllamaVisionEncoderLayer" in line
+    assert estimate_json("llama-3.2-11b-vision", *SGL, "--tp", "16")["capacity"]["tp"] == 16
+    assert estimate_json("llama-3.2-11b-vision", *SGL, "--tp", "32", "--set", "vision_config=null")["capacity"]["tp"] == 32
+
+
+def test_minicpmo_vision_heads_not_divided_by_tp_refused(tmp_path):
+    # minicpmo.py init_vision_module builds idefics2.py Idefics2VisionTransformer, whose Idefics2EncoderLayer builds
+    # VisionAttention over SigLIP-400M's 16 heads with no dummy heads, as MiniCPM-V's; the text model made
+    # multi-head (28 KV heads) so that TP 7 divides it (28 / 7) and not the vision heads (16 / 7)
+    from tests.test_vision_towers3 import MINICPMO_2_6
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(MINICPMO_2_6, num_key_value_heads=28)))
+    line = refused_line(str(path), *SGL, "--tp", "7")
+    assert "16 vision heads over TP 7" in line and "Idefics2EncoderLayer" in line
+    assert estimate_json(str(path), *SGL, "--tp", "4")["capacity"]["tp"] == 4
