@@ -3,8 +3,8 @@
 Read in the sglang 0.5.23 wheel (python/sglang/srt/...):
 - layers/attention/vision.py VisionAttention.__init__: num_attention_heads_per_partition =
   dist_utils.divide(num_dummy_heads + num_heads, attn_tp_size), and distributed/utils.py divide asserts the
-  division. qwen2_5_vl.py Qwen2_5_VisionBlock, siglip.py, pixtral.py, mllama4.py, qwen3_vl.py, kimi_vl_moonvit.py and
-  idefics2.py build it with no dummy heads; internvl.py and glm4v.py pad the heads to a multiple of the TP size
+  division. qwen2_5_vl.py Qwen2_5_VisionBlock, siglip.py, pixtral.py, mllama4.py, qwen3_vl.py, kimi_vl_moonvit.py,
+  idefics2.py (MiniCPM-V / o) and mllama.py (over attention_heads) build it with no dummy heads; internvl.py and glm4v.py pad the heads to a multiple of the TP size
   (vision_utils.update_vit_attn_dummy_heads_config), so InternViT-6B's 25 heads and GLM-4.5V's 12 build at any TP
   (tests/test_sglang_vision_tp.py plans them at TP 2 / 8).
 - llava.py LlavaForConditionalGeneration builds its tower as SGLang's ModelRegistry entry for the class transformers'
