@@ -118,3 +118,21 @@ def test_minicpmo_vision_heads_not_divided_by_tp_refused(tmp_path):
     line = refused_line(str(path), *SGL, "--tp", "7")
     assert "16 vision heads over TP 7" in line and "Idefics2EncoderLayer" in line
     assert estimate_json(str(path), *SGL, "--tp", "4")["capacity"]["tp"] == 4
+
+
+def test_gemma4_vision_heads_not_divided_by_tp_refused(tmp_path):
+    # gemma4_mm.py builds gemma4_vision.py Gemma4VisionEncoder on the first PP rank; Gemma4VisionAttention takes its
+    # qkv from clippable_linear.py ClippableQKVParallelLinear, a QKVParallelLinear on the TP group whose
+    # divide(total_num_heads, tp_size) asserts. Gemma4VisionConfig's defaults (transformers 5.25
+    # configuration_gemma4.py: hidden 768, 12 heads and 12 KV heads of 64): on gemma-4-31b's text model (32 query,
+    # 16 KV heads) TP 8 divides the text heads, not 12 / 8
+    from kvplan.sources import bundled_config, bundled_index
+
+    raw = dict(bundled_config(bundled_index()["gemma-4-31b"]),
+               vision_config={"model_type": "gemma4_vision", "num_attention_heads": 12, "num_key_value_heads": 12})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    line = refused_line(str(path), *SGL, "--tp", "8")
+    assert "12 vision heads over TP 8" in line and "Gemma4VisionAttention" in line and "QKVParallelLinear" in line
+    assert estimate_json(str(path), *SGL, "--tp", "4")["capacity"]["tp"] == 4  # 12 / 4 = 3 a GPU
+    assert estimate_json(str(path), "--gpu", "h200", "--context", "4k", "--tp", "8")["capacity"]["tp"] == 8  # vLLM
