@@ -306,7 +306,8 @@ class EstimateRequest:
             # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
             if "vllm" in (engine_request.name, engine_request.emit):
                 raise UsageError(f"--dp {dp} means {dp} x --tp GPUs to vLLM but --tp GPUs to SGLang's "
-                                 "--enable-dp-attention", "plan and emit one engine")
+                                 f"attention DP (--attn-dp-size {dp}, formerly --enable-dp-attention)",
+                                 "plan and emit one engine")
             from .engines.sglang_dp import attention_tp
 
             tp = attention_tp(tp, dp, pp)

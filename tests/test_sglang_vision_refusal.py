@@ -3,8 +3,8 @@
 Read in the sglang 0.5.23 wheel (python/sglang/srt/...):
 - layers/attention/vision.py VisionAttention.__init__: num_attention_heads_per_partition =
   dist_utils.divide(num_dummy_heads + num_heads, attn_tp_size), and distributed/utils.py divide asserts the
-  division. qwen2_5_vl.py Qwen2_5_VisionBlock, siglip.py, pixtral.py, mllama4.py, qwen3_vl.py, kimi_vl_moonvit.py and
-  idefics2.py build it with no dummy heads; internvl.py and glm4v.py pad the heads to a multiple of the TP size
+  division. qwen2_5_vl.py Qwen2_5_VisionBlock, siglip.py, pixtral.py, mllama4.py, qwen3_vl.py, kimi_vl_moonvit.py,
+  idefics2.py (MiniCPM-V / o) and mllama.py (over attention_heads) build it with no dummy heads; internvl.py and glm4v.py pad the heads to a multiple of the TP size
   (vision_utils.update_vit_attn_dummy_heads_config), so InternViT-6B's 25 heads and GLM-4.5V's 12 build at any TP
   (tests/test_sglang_vision_tp.py plans them at TP 2 / 8).
 - llava.py LlavaForConditionalGeneration builds its tower as SGLang's ModelRegistry entry for the class transformers'
@@ -95,3 +95,44 @@ def test_internvl_select_layer_past_which_sglang_builds_noted(tmp_path):
         out = kvplan("estimate", str(path), *SGL)
         assert out.returncode == 0, out.stderr
         assert (f"whatever select_layer ({select}) says" in out.stdout) is noted
+
+
+def test_mllama_vision_heads_not_divided_by_tp_refused():
+    # mllama.py MllamaVisionEncoderLayer builds VisionAttention over vision_config.attention_heads (16 in
+    # Llama-3.2-11B-Vision) with num_dummy_heads 0 (HF's config has no original_attention_heads): TP 32 divides the
+    # text model's 32 query heads (8 KV heads replicated) but not 16 / 32; TP 16 gives one vision head a GPU
+    line = refused_line("llama-3.2-11b-vision", *SGL, "--tp", "32")
+    assert "16 vision heads over TP 32" in line and "mllama.py MllamaVisionEncoderLayer" in line
+    assert estimate_json("llama-3.2-11b-vision", *SGL, "--tp", "16")["capacity"]["tp"] == 16
+    assert estimate_json("llama-3.2-11b-vision", *SGL, "--tp", "32", "--set", "vision_config=null")["capacity"]["tp"] == 32
+
+
+def test_minicpmo_vision_heads_not_divided_by_tp_refused(tmp_path):
+    # minicpmo.py init_vision_module builds idefics2.py Idefics2VisionTransformer, whose Idefics2EncoderLayer builds
+    # VisionAttention over SigLIP-400M's 16 heads with no dummy heads, as MiniCPM-V's; the text model made
+    # multi-head (28 KV heads) so that TP 7 divides it (28 / 7) and not the vision heads (16 / 7)
+    from tests.test_vision_towers3 import MINICPMO_2_6
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(MINICPMO_2_6, num_key_value_heads=28)))
+    line = refused_line(str(path), *SGL, "--tp", "7")
+    assert "16 vision heads over TP 7" in line and "Idefics2EncoderLayer" in line
+    assert estimate_json(str(path), *SGL, "--tp", "4")["capacity"]["tp"] == 4
+
+
+def test_gemma4_vision_heads_not_divided_by_tp_refused(tmp_path):
+    # gemma4_mm.py builds gemma4_vision.py Gemma4VisionEncoder on the first PP rank; Gemma4VisionAttention takes its
+    # qkv from clippable_linear.py ClippableQKVParallelLinear, a QKVParallelLinear on the TP group whose
+    # divide(total_num_heads, tp_size) asserts. Gemma4VisionConfig's defaults (transformers 5.25
+    # configuration_gemma4.py: hidden 768, 12 heads and 12 KV heads of 64): on gemma-4-31b's text model (32 query,
+    # 16 KV heads) TP 8 divides the text heads, not 12 / 8
+    from kvplan.sources import bundled_config, bundled_index
+
+    raw = dict(bundled_config(bundled_index()["gemma-4-31b"]),
+               vision_config={"model_type": "gemma4_vision", "num_attention_heads": 12, "num_key_value_heads": 12})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    line = refused_line(str(path), *SGL, "--tp", "8")
+    assert "12 vision heads over TP 8" in line and "Gemma4VisionAttention" in line and "QKVParallelLinear" in line
+    assert estimate_json(str(path), *SGL, "--tp", "4")["capacity"]["tp"] == 4  # 12 / 4 = 3 a GPU
+    assert estimate_json(str(path), "--gpu", "h200", "--context", "4k", "--tp", "8")["capacity"]["tp"] == 8  # vLLM

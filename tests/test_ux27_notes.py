@@ -47,6 +47,16 @@ def test_sglang_dp_note_spells_dp_as_the_emitted_command():
     assert "enable-dp-attention" not in note and "engines/" not in note
 
 
+def test_sglang_dp_refusals_name_the_flag_the_emitted_command_gives():
+    # --emit sglang prints --attn-dp-size N (the spelling 0.5.23 keeps); the refusals of --dp name it too, beside the
+    # deprecated one a user may know
+    line = refused_line("deepseek-v3", "--gpu", "h200", "--dp", "8", "--engine", "sglang")
+    assert "--attn-dp-size 8" in line and "8 does not divide 1" in line
+    line = refused_line("deepseek-v3", "--gpu", "h200", "--tp", "8", "--dp", "8", "--engine", "vllm", "--emit",
+                        "sglang")
+    assert "--attn-dp-size 8" in line and "plan and emit one engine" in line
+
+
 def test_sglang_dp_refusal_does_not_list_every_architecture():
     # Llama under SGLang attention DP: one line saying why (llama.py splits heads over the whole --tp) and what to
     # do, without the 15 class names of the families read

@@ -50,7 +50,8 @@ def attention_tp(tp: int, dp: int, pp: int) -> int:
     """The attention TP size of `--tp tp --dp dp --enable-dp-attention`: one line for what SGLang refuses or kvplan
     does not model."""
     if tp % dp:
-        raise UsageError(f"--dp {dp} with --engine sglang: SGLang's --enable-dp-attention splits the --tp {tp} GPUs "
+        raise UsageError(f"--dp {dp} with --engine sglang: SGLang's attention DP (--attn-dp-size {dp}, formerly --dp {dp} "
+                         f"--enable-dp-attention) splits the --tp {tp} GPUs "
                          f"into {dp} attention groups, and {dp} does not divide {tp}",
                          "give --tp a multiple of --dp (SGLang asserts tp_size % attn_dp_size == 0)")
     if pp > 1:

@@ -8,7 +8,11 @@ engines/sglang_dp_vision.py place the towers it builds). Read in the wheel (pyth
   (internvl.py InternVLChatModel) and GLM-4.1V / 4.5V (glm4v.py) pad the heads with zero heads to a multiple of the
   TP size (vision_utils.update_vit_attn_dummy_heads_config) and build at any TP; the families in _UNPADDED pass no
   dummy heads (mllama4.py Llama4VisionEncoderLayer only where the config has original_num_attention_heads, which
-  HF's Llama 4 configs have not; qwen2_5_vl.py's blocks are built with the default 0). A vision_config without its
+  HF's Llama 4 configs have not; mllama.py MllamaVisionEncoderLayer only where the config has
+  original_attention_heads, which HF's Mllama configs have not, and then over attention_heads all the same; Gemma 4
+  (gemma4_mm.py -> gemma4_vision.py Gemma4VisionAttention) splits its vision heads through a QKVParallelLinear on
+  the TP group, whose layers/linear.py divide asserts alike;
+  qwen2_5_vl.py's blocks are built with the default 0). A vision_config without its
   heads field is not checked. --mm-enable-dp-encoder (use_data_parallel: tp_size 1, the tower whole) is not modelled.
 - LLaVA with a CLIP or SigLIP tower. llava.py LlavaForConditionalGeneration.__init__ builds its tower through
   _get_sgl_model_cls(vision_config, AutoModel): transformers' AutoModel maps CLIPVisionConfig to CLIPVisionModel
@@ -38,7 +42,16 @@ _UNPADDED = {
     "mistral3": ("num_attention_heads", "pixtral.py PixtralHFTransformerBlock"),
     "kimi_vl": ("num_attention_heads", "kimi_vl_moonvit.py MoonVitEncoderLayer"),
     "minicpmv": ("num_attention_heads", "idefics2.py Idefics2EncoderLayer / minicpmv_vit.py"),
+    "minicpmo": ("num_attention_heads", "idefics2.py Idefics2EncoderLayer (minicpmo.py init_vision_module)"),
+    "mllama": ("attention_heads", "mllama.py MllamaVisionEncoderLayer"),
+    "gemma4": ("num_attention_heads", "gemma4_vision.py Gemma4VisionAttention"),
 }
+# where the division asserts, for the families that do not build VisionAttention: Gemma 4's tower splits its heads
+# in its own attention (num_attention_heads // attn_tp_size) through layers/clippable_linear.py
+# ClippableQKVParallelLinear, a QKVParallelLinear on the TP group (layers/linear.py: divide(total_num_heads, tp_size))
+_ASSERTS = {"gemma4": ": its ClippableQKVParallelLinear -> QKVParallelLinear has no dummy heads: linear.py divide "
+                      "asserts"}
+_VISION_ATTENTION = "'s VisionAttention has no dummy heads: dist_utils.divide asserts"
 # LLaVA's towers SGLang's registry does not resolve (module docstring): vision_config model_type -> the class
 _LLAVA_UNREGISTERED = {"clip_vision_model": "CLIPVisionModel", "siglip_vision_model": "SiglipVisionModel"}
 
@@ -63,7 +76,7 @@ def heads_refusal(model, attn_tp: int, dp: int = 1) -> str | None:
     heads, cls = found
     split = f"--tp {attn_tp}" if dp <= 1 else f"attention TP {attn_tp} (--tp {attn_tp * dp} --dp {dp})"
     return (f"{split} with --engine sglang: SGLang 0.5.23 splits the {heads} vision heads over TP {attn_tp}, which "
-            f"does not divide them ({cls}'s VisionAttention has no dummy heads: dist_utils.divide asserts)")
+            f"does not divide them ({cls}{_ASSERTS.get(tower[0], _VISION_ATTENTION)})")
 
 
 def refusal(model, attn_tp: int, dp: int = 1) -> str | None:

@@ -95,6 +95,9 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
         return width * 2
     if kv_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2"):
         return width
+    if not kv_dtype:  # kvplan's own storage, no vLLM dtype (vllm_kv_dtype_for: KIVI, int2, a grouped layout)
+        raise UsageError(f"kvplan's {cache.storage.name} cache of an MLA latent has no vLLM {rules.version} KV "
+                         "dtype (an MLA latent takes auto, fp8, fp8_ds_mla)", "plan the latent in bf16 or fp8")
     raise UsageError(f"--kv-cache-dtype {kv_dtype}: not an MLA KV dtype kvplan models (auto, fp8, fp8_ds_mla)")
 
 
