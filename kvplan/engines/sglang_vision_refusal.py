@@ -76,7 +76,7 @@ def heads_refusal(model, attn_tp: int, dp: int = 1) -> str | None:
     heads, cls = found
     split = f"--tp {attn_tp}" if dp <= 1 else f"attention TP {attn_tp} (--tp {attn_tp * dp} --dp {dp})"
     return (f"{split} with --engine sglang: SGLang 0.5.23 splits the {heads} vision heads over TP {attn_tp}, which "
-            f"does not divide them ({cls}{_ASSERTS.get(tower[0], _VISION_ATTENTION)})")
+            f"does not divide them ({cls}{_ASSERTS.get((tower(model) or ('',))[0], _VISION_ATTENTION)})")
 
 
 def refusal(model, attn_tp: int, dp: int = 1) -> str | None:
