@@ -72,22 +72,22 @@ def replicates_shared(backend: str | None) -> bool:
     return backend in UNFUSED_SHARED
 
 
-def shared_extra(model, weights, dep) -> tuple[int, str | None]:
-    """(bytes one GPU holds more than kvplan's split of the shared experts over the --tp GPUs, a note) where the
-    backend builds them whole (replicates_shared; the bytes: capacity.experts.replicated_shared_extra)."""
-    if dep is None or not replicates_shared(dep.a2a) or weights is None:
-        return 0, None
+def shared_note(model, weights, dep) -> str | None:
+    """The note where the backend builds the shared experts whole on every GPU (Deployment.replicated_shared, which
+    capacity.experts.placement_saving counts for kvplan's plan and SGLang's report alike: replicated_shared_extra)."""
+    if dep is None or not dep.replicated_shared or weights is None:
+        return None
     from ..capacity.experts import is_moe, replicated_shared_extra, shared_bytes
 
     if not is_moe(model) or model.weight_routed_params is None or not model.weight_routed_params[4]:
-        return 0, None
+        return None
     if shared_bytes(model, weights) is None:
-        return 0, (f"--moe-a2a-backend {dep.a2a}: SGLang holds the shared experts whole on every GPU "
-                   "(deepseek_v2.py parallel_group 'replicated'); not counted: their share of a tensor table is not "
-                   "known, kvplan splits them over the --tp GPUs")
+        return (f"--moe-a2a-backend {dep.a2a}: SGLang holds the shared experts whole on every GPU "
+                "(deepseek_v2.py parallel_group 'replicated'); not counted: their share of a tensor table is not "
+                "known, kvplan splits them over the --tp GPUs")
     extra = replicated_shared_extra(model, weights, dep.tp * dep.dp)
-    return extra, (f"--moe-a2a-backend {dep.a2a}: the shared experts whole on every GPU (deepseek_v2.py "
-                   f"parallel_group 'replicated', fusion off under DeepEP): + {extra / GIB:.2f} GiB a GPU")
+    return (f"--moe-a2a-backend {dep.a2a}: the shared experts whole on every GPU (deepseek_v2.py "
+            f"parallel_group 'replicated', fusion off under DeepEP): + {extra / GIB:.2f} GiB a GPU")
 
 
 def buffer_note(model, dep) -> str | None:

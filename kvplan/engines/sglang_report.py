@@ -6,7 +6,7 @@ from ..errors import UsageError
 from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
-from .sglang_a2a import buffer_note, replicates_shared, reserve_mib, shared_extra
+from .sglang_a2a import buffer_note, reserve_mib, shared_note
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
@@ -224,8 +224,8 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             # DeepEP: the shared experts whole on every GPU (sglang_a2a), as kvplan's own plan counts them
-            less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1,
-                                    redundant=dep.redundant_experts, replicated_shared=replicates_shared(dep.a2a))
+            less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dense_over_all,
+                                    redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared)
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
@@ -591,7 +591,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
             notes.append(other.note)
     if how is not None and dep is not None and dep.a2a is not None:  # the all-to-all backend (engines/sglang_a2a.py)
         record = getattr(result, "weights", None) or dep.weights
-        notes.extend(n for n in (shared_extra(plan.model, record, dep)[1], buffer_note(plan.model, dep)) if n)
+        notes.extend(n for n in (shared_note(plan.model, record, dep), buffer_note(plan.model, dep)) if n)
     if how is not None:
         notes.append("weights as the checkpoint stores them"
                      + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")
