@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Union
 
-from .vision_heads import HINT, HeadsTable, family_entry, raise_refusal, undivided_heads, undivides
+from .vision_heads import HINT, HeadsTable, family_entry, raise_refusal, tower, undivided_heads, undivides
 
 _QWEN3 = "qwen3_vl.py Qwen3_VisionBlock's Qwen2_5_VisionAttention"
 _CLIP = {"clip_vision_model": ("num_attention_heads", "clip.py CLIPAttention"),
@@ -167,7 +167,6 @@ def refusal(model, tp: int) -> str | None:
 
 def _hint(model) -> str:
     """The refusal's hint: drop the tower where --set reaches it (configs/vision_towers.py tower_key)."""
-    from .vision_heads import tower
     from ..configs.vision_towers import tower_key
 
     key = tower_key((tower(model) or ("",))[0])
