@@ -93,6 +93,7 @@ class DeploymentRequest:
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
     redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
     split_engine: str = "vllm"  # whose module split the plan's weights follow: capacity.hardware.Deployment
+    gpus_per_node: int = 8  # --gpus-per-node: which EP ranks share a node (engines/ep_nodes.py)
 
     @property
     def has_memory(self) -> bool:
@@ -113,7 +114,7 @@ class DeploymentRequest:
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
                                    replicated_shared=self.replicated_shared,
                                    redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
-                                   split_engine=self.split_engine)
+                                   split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
@@ -121,7 +122,7 @@ class DeploymentRequest:
                                      dense_over_all=self.dense_over_all, a2a=self.a2a,
                                      replicated_shared=self.replicated_shared,
                                      redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
-                                     split_engine=self.split_engine)
+                                     split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -273,7 +274,7 @@ class EstimateRequest:
                      max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False, quantization=None, all2all_backend=None,
-                     moe_a2a_backend=None) -> EstimateRequest:
+                     moe_a2a_backend=None, gpus_per_node=8) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
         tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
@@ -315,7 +316,14 @@ class EstimateRequest:
             from .capacity.gpus import lookup
 
             lookup(gpu, custom_hint=True)
-        a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
+        if gpus_per_node < 1:
+            raise UsageError(f"--gpus-per-node must be a positive integer, got {gpus_per_node}")
+        if all2all_backend is not None or moe_a2a_backend is not None:  # where the node size is used
+            from .engines.ep_nodes import check_gpus_per_node
+
+            check_gpus_per_node(gpus_per_node, tp * pp * dp)
+        a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep, tp=tp, pp=pp,
+                           gpus_per_node=gpus_per_node)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts,
@@ -324,7 +332,7 @@ class EstimateRequest:
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             replicated_shared=moe_a2a_backend is not None and _sglang_replicates_shared(a2a),  # SGLang's flag only
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
-            split_engine=split_engine_of(engine_request.name, engine_request.emit))
+            split_engine=split_engine_of(engine_request.name, engine_request.emit), gpus_per_node=gpus_per_node)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on
         targets = _online_targets(engine_request)
@@ -351,7 +359,8 @@ def _sglang_replicates_shared(backend: str | None) -> bool:
     return replicates_shared(backend)
 
 
-def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool) -> str | None:
+def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool, *, tp: int, pp: int,
+                 gpus_per_node: int) -> str | None:
     """--all2all-backend (vLLM's) or --moe-a2a-backend (SGLang's) checked against the engine planned or emitted
     (engines/vllm_a2a.py, engines/sglang_a2a.py); None where neither is given."""
     engines = (engine.name, engine.emit)
@@ -361,7 +370,7 @@ def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: boo
                              "SGLang's is --moe-a2a-backend")
         from .engines.vllm_a2a import check_backend
 
-        return check_backend(vllm_name, dp, ep)
+        return check_backend(vllm_name, dp, ep, tp=tp, pp=pp, gpus_per_node=gpus_per_node)
     if sglang_name is not None:
         if "sglang" not in engines or "vllm" in engines:
             raise UsageError("--moe-a2a-backend is SGLang's flag: it needs --engine sglang or --emit sglang (and no "

@@ -54,7 +54,8 @@ def test_deepep_sizes_from_source():
     assert low_latency_rdma_bytes(256, 7168, 256) == LL_RDMA_256
     assert low_latency_rdma_bytes(128, 7168, 256) == LL_RDMA_128
     assert normal_nvl_bytes(7168 * 2, 8) == NVL_NORMAL_8
-    assert normal_nvl_bytes(7168 * 2, 16) is None  # internode: not read
+    assert normal_nvl_bytes(7168 * 2, 16) == 377_673_984  # worked in tests/test_a2a_nodes.py
+    assert normal_nvl_bytes(7168 * 2, 12) is None  # get_dispatch_config has no Config for 12 ranks
 
 
 def test_vllm_high_throughput_is_taken_from_the_kv_cache(engine_json):

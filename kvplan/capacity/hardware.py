@@ -44,6 +44,7 @@ class Deployment:
     # 0.34 splits them) or "sglang" (the vision tower as SGLang 0.5.23 splits it: capacity/weights.py
     # engine_stage_delta); split_engine_of picks it
     split_engine: str = "vllm"
+    gpus_per_node: int = 8  # a host's GPUs (--gpus-per-node): which EP ranks share a node (engines/ep_nodes.py)
 
     @property
     def gpus(self) -> int:
@@ -91,6 +92,7 @@ def make_deployment(
     redundant_experts: int | None = None,
     eplb_default: bool = False,
     split_engine: str = "vllm",
+    gpus_per_node: int = 8,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -103,7 +105,7 @@ def make_deployment(
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
                           dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
                           redundant_experts=redundant_experts, eplb_default=eplb_default,
-                          split_engine=split_engine)
+                          split_engine=split_engine, gpus_per_node=gpus_per_node)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -121,4 +123,5 @@ def make_deployment(
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
                       dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
-                      redundant_experts=redundant_experts, eplb_default=eplb_default, split_engine=split_engine)
+                      redundant_experts=redundant_experts, eplb_default=eplb_default, split_engine=split_engine,
+                      gpus_per_node=gpus_per_node)

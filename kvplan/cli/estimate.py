@@ -6,7 +6,7 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
+    All2AllOpt, BatchOpt, GpusPerNodeOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
     KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
@@ -28,6 +28,7 @@ def estimate_command(
     ep: EpOpt = False,
     all2all_backend: All2AllOpt = None,
     moe_a2a_backend: MoeA2AOpt = None,
+    gpus_per_node: GpusPerNodeOpt = 8,
     redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
@@ -74,7 +75,7 @@ def estimate_command(
         max_num_seqs=max_num_seqs, enforce_eager=enforce_eager, mtp=mtp,
         num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
-        all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend,
+        all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend, gpus_per_node=gpus_per_node,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

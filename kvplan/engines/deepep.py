@@ -16,9 +16,16 @@ kvplan has not read, whose sizes are taken to be the same:
   hidden / 128 x 4 + hidden x 2; send max(tokens x dispatch, experts x tokens x combine), receive
   experts x tokens x max(dispatch, combine), signaling experts x 4 aligned to 128 B; the total rounded up past the
   next NUM_BUFFER_ALIGNMENT_BYTES (128) boundary.
-- config.hpp Config::get_nvl_buffer_size_hint (the high-throughput NVLink buffer, SGLang's normal mode) with the
-  Config of deep_ep/buffer.py get_dispatch_config / get_combine_config (num_sms 20; 256 NVLink receive tokens for
-  2, 4 and 8 ranks); get_rdma_buffer_size_hint is 0 up to NUM_MAX_NVL_PEERS (8) ranks.
+- config.hpp Config::get_nvl_buffer_size_hint / get_rdma_buffer_size_hint (the high-throughput buffers, SGLang's
+  normal mode) with the Config of deep_ep/buffer.py get_dispatch_config / get_combine_config (num_sms 20; their
+  tables for 2 to 160 ranks, DISPATCH_CONFIGS / COMBINE_CONFIGS; the Config constructor rounds the RDMA receive
+  tokens up to a multiple of the RDMA send tokens); get_rdma_buffer_size_hint is 0 up to NUM_MAX_NVL_PEERS (8)
+  ranks. topk_idx_t is int64 (kernels/configs.cuh TOPK_IDX_BITS default 64), SourceMeta two ints (internode.cu).
+- the ranks: deep_ep.cpp Buffer::Buffer rdma_rank = rank / NUM_MAX_NVL_PEERS, nvl_rank = rank % NUM_MAX_NVL_PEERS,
+  num_rdma_ranks = max(1, num_ranks / 8), num_nvl_ranks = min(num_ranks, 8): at most 8 NVLink peers whatever the
+  node, so 16 ranks are 2 RDMA ranks of 8 (rank_groups); Buffer::sync opens the NVLink peers' buffers with
+  cudaIpcOpenMemHandle (one host) and, with num_rdma_bytes > 0, NVSHMEM; Buffer::Buffer asserts num_ranks > 8 (or
+  low-latency mode) when num_rdma_bytes > 0. The node rule kvplan draws from this: engines/ep_nodes.py.
 
 Not sized (notes say so): NVSHMEM's own memory (its bootstrap, QPs and the heap mapped in
 NVSHMEM_CUMEM_GRANULARITY steps of 512 MiB), the driver's rounding of each cudaMalloc.
@@ -34,10 +41,18 @@ NUM_BUFFER_ALIGNMENT_BYTES = 128  # kernels/configs.cuh
 # deep_ep.cpp Buffer::Buffer: barrier signals (int), buffer pointers (void*), barrier signal pointers (int*)
 NVL_TAIL_BYTES = NUM_MAX_NVL_PEERS * (4 + 8 + 8)
 NUM_SMS = 20  # deep_ep/buffer.py Buffer.num_sms
-# deep_ep/buffer.py get_dispatch_config / get_combine_config: num_max_nvl_chunked_recv_tokens by rank count (the
-# dispatch and combine configs agree for these)
-NVL_RECV_TOKENS = {2: 256, 4: 256, 8: 256}
+# deep_ep/buffer.py get_dispatch_config / get_combine_config: ranks -> Config(num_sms, num_max_nvl_chunked_send_tokens,
+# num_max_nvl_chunked_recv_tokens, num_max_rdma_chunked_send_tokens, num_max_rdma_chunked_recv_tokens), less num_sms
+DISPATCH_CONFIGS = {2: (24, 256, 6, 128), 4: (6, 256, 6, 128), 8: (6, 256, 6, 128), 16: (36, 288, 20, 128),
+                    24: (32, 288, 8, 128), 32: (32, 288, 8, 128), 48: (32, 288, 8, 128), 64: (32, 288, 8, 128),
+                    96: (20, 480, 12, 128), 128: (20, 560, 12, 128), 144: (32, 720, 12, 128),
+                    160: (28, 720, 12, 128)}
+COMBINE_CONFIGS = {2: (10, 256, 6, 128), 4: (9, 256, 6, 128), 8: (4, 256, 6, 128), 16: (4, 288, 12, 128),
+                   24: (1, 288, 8, 128), 32: (1, 288, 8, 128), 48: (1, 288, 8, 128), 64: (1, 288, 8, 128),
+                   96: (1, 480, 8, 128), 128: (1, 560, 8, 128), 144: (2, 720, 8, 128), 160: (2, 720, 8, 128)}
 SOURCE_META_BYTES = 8  # kernels/internode.cu SourceMeta: two ints
+TOPK_IDX_BYTES = 8  # kernels/configs.cuh topk_idx_t: int64 (TOPK_IDX_BITS 64 unless built otherwise)
+INT4_BYTES = 16  # sizeof(int4)
 MAX_TOPK = 128  # config.hpp get_nvl_buffer_size_hint kNumMaxTopK
 MAX_SCALES = 128  # kNumMaxScales
 NVSHMEM_GRANULARITY_BYTES = 2**29  # deep_ep/buffer.py NVSHMEM_CUMEM_GRANULARITY
@@ -60,17 +75,54 @@ def low_latency_rdma_bytes(tokens: int, hidden: int, experts: int) -> int:
     return (total + NUM_BUFFER_ALIGNMENT_BYTES) // NUM_BUFFER_ALIGNMENT_BYTES * NUM_BUFFER_ALIGNMENT_BYTES
 
 
-def normal_nvl_bytes(hidden_bytes: int, ranks: int) -> int | None:
-    """config.hpp Config::get_nvl_buffer_size_hint for DeepEP's own dispatch / combine Config of `ranks` (intranode:
-    2, 4 or 8 ranks); None where kvplan has not read the config (more ranks: internode)."""
-    recv = NVL_RECV_TOKENS.get(ranks)
-    if recv is None:
+def rank_groups(ranks: int) -> tuple[int, int]:
+    """deep_ep.cpp Buffer::Buffer: (num_nvl_ranks, num_rdma_ranks) of `ranks` EP ranks: at most NUM_MAX_NVL_PEERS
+    NVLink peers, whatever the node."""
+    return min(ranks, NUM_MAX_NVL_PEERS), max(ranks // NUM_MAX_NVL_PEERS, 1)
+
+
+def _configs(ranks: int) -> tuple[tuple[int, int, int, int], ...] | None:
+    """The dispatch and combine Config of `ranks` (None where get_dispatch_config has none: it asserts), the RDMA
+    receive tokens rounded up to a multiple of the send tokens as config.hpp's Config constructor does."""
+    if ranks not in DISPATCH_CONFIGS:
         return None
-    channels, nvl_ranks, rdma_ranks = NUM_SMS // 2, min(ranks, NUM_MAX_NVL_PEERS), max(ranks // NUM_MAX_NVL_PEERS, 1)
-    rows = channels * nvl_ranks * recv
-    n = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4
-    n += rows * (hidden_bytes + SOURCE_META_BYTES + MAX_TOPK * 8 + MAX_TOPK * 4 + MAX_SCALES * 4)
-    return _align(n, 128)
+    return tuple((nvl_send, nvl_recv, rdma_send, _align(rdma_recv, rdma_send))
+                 for nvl_send, nvl_recv, rdma_send, rdma_recv in (DISPATCH_CONFIGS[ranks], COMBINE_CONFIGS[ranks]))
+
+
+def normal_nvl_bytes(hidden_bytes: int, ranks: int) -> int | None:
+    """config.hpp Config::get_nvl_buffer_size_hint, the larger of DeepEP's own dispatch and combine Config of `ranks`
+    (as SGLang's DeepEPBuffer.get_deepep_buffer takes it); None where DeepEP has no Config for `ranks`."""
+    configs = _configs(ranks)
+    if configs is None:
+        return None
+    channels, (nvl_ranks, rdma_ranks) = NUM_SMS // 2, rank_groups(ranks)
+    row = hidden_bytes + SOURCE_META_BYTES + MAX_TOPK * TOPK_IDX_BYTES + MAX_TOPK * 4 + MAX_SCALES * 4
+
+    def hint(recv: int) -> int:
+        n = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4 + channels * nvl_ranks * recv * row
+        return _align(n, 128)
+
+    return max(hint(recv) for _, recv, _, _ in configs)
+
+
+def normal_rdma_bytes(hidden_bytes: int, ranks: int) -> int | None:
+    """config.hpp Config::get_rdma_buffer_size_hint, the larger of the dispatch and combine Config of `ranks`: 0 up
+    to NUM_MAX_NVL_PEERS ranks; None where DeepEP has no Config for `ranks`."""
+    configs = _configs(ranks)
+    if configs is None:
+        return None
+    if ranks <= NUM_MAX_NVL_PEERS:
+        return 0
+    channels, (_, rdma_ranks) = NUM_SMS // 2, rank_groups(ranks)
+    row = (hidden_bytes + SOURCE_META_BYTES + MAX_TOPK * TOPK_IDX_BYTES + MAX_TOPK * 4 + MAX_SCALES * 4
+           + INT4_BYTES) * 2
+
+    def hint(recv: int) -> int:
+        n = channels * rdma_ranks * (NUM_MAX_NVL_PEERS * 2 + 2) * 2 * 4 + channels * rdma_ranks * recv * row
+        return _align(n, 128)
+
+    return max(hint(recv) for _, _, _, recv in configs)
 
 
 @record

@@ -25,6 +25,8 @@ Read in the sglang 0.5.23 wheel (srt/...):
   get_low_latency_rdma_size_hint(SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (environ.py: 128), hidden, EP
   ranks, experts) (kvplan.engines.deepep), its experts the FusedMoE's num_experts (fused_moe_triton/layer.py:
   with EPLB's --ep-num-redundant-experts R, the logical experts + R). kvplan prints it beside the 2 GiB reserve.
+  The sizes follow the group's size alone (no node count); --gpus-per-node adds a note where DeepEP's NVLink
+  peers lie across nodes (engines/ep_nodes.py, the rule shared with vLLM).
 Not modelled: the other backends' buffers (mooncake, nixl, mori, flashinfer, megamoe, pplx, ...), deepep_v2's
 ElasticBuffer, --deepep-mode normal.
 """
@@ -33,7 +35,8 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..units import GIB
-from .deepep import NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes, normal_nvl_bytes
+from .deepep import NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes, normal_nvl_bytes, normal_rdma_bytes
+from .ep_nodes import NVL_SPLIT_NOTE, sglang_ep_group
 
 DEFAULT = "none"
 CHOICES = ("none", "deepep", "mooncake", "nixl", "mori", "ascend_fuseep", "flashinfer", "megamoe", "deepep_v2",
@@ -99,13 +102,20 @@ def buffer_note(model, dep) -> str | None:
     ranks, hidden = dep.tp * dep.dp, model.hidden_size or 0
     experts = model.weight_routed_params[0] + (dep.redundant_experts or 0)
     nvl = normal_nvl_bytes(hidden * PARAM_BYTES, ranks)
-    rdma = low_latency_rdma_bytes(LL_DISPATCH_TOKENS, hidden, experts)
+    normal_rdma = normal_rdma_bytes(hidden * PARAM_BYTES, ranks)
+    rdma = max(low_latency_rdma_bytes(LL_DISPATCH_TOKENS, hidden, experts), normal_rdma or 0)
     line = (f"--moe-a2a-backend deepep: mem_fraction_static reserves {DEEPEP_RESERVE_MIB:,} MiB more "
             "(memory_hook.py reserve_for_deepep_a2a_mb); the DeepEP buffer is made at the first dispatch, after the "
             "pool is sized, inside the reserve")
+    nodes = sglang_ep_group(dep.tp * dep.dp, dep.pp, dep.gpus_per_node)
+    where = f"; {nodes.text()}" + (f": {NVL_SPLIT_NOTE} (SGLang's CUDA 12 fork fzyzcjy/DeepEP enables fabric handles)"
+                                   if nodes.nvl_peers_split else "")
     if nvl is None:
-        return line + (f"; its size at EP {ranks} (across nodes) is not modelled")
+        return line + (f"; its size at EP {ranks} is not modelled: DeepEP has no Config for {ranks} ranks "
+                       "(deep_ep/buffer.py get_dispatch_config asserts)") + where
     buf = DeepEPBuffer(nvl, rdma)
+    rdma_from = (f"the larger of the normal-mode RDMA hint ({normal_rdma / 2**20:,.2f} MiB) and the low-latency one"
+                 if normal_rdma else "the low-latency RDMA hint")
     return (line + f"; deepep_mode auto: {buf.parts_text()} = {buf.total_bytes / GIB:.2f} GiB "
-            f"(normal-mode NVLink hint at EP {ranks}, low-latency RDMA hint for {LL_DISPATCH_TOKENS} tokens, hidden "
-            f"{hidden}, {experts} experts); {NVSHMEM_NOTE}")
+            f"(normal-mode NVLink hint at EP {ranks}, {rdma_from} for {LL_DISPATCH_TOKENS} tokens, hidden "
+            f"{hidden}, {experts} experts){where}; {NVSHMEM_NOTE}")

@@ -36,7 +36,12 @@ Read in the vllm 0.34.0 wheel:
   - not sized (a note says so): deepep_v2 (DeepEP's ElasticBuffer, sized inside DeepEP v2), mori (ROCm only; MoRI
     EPv2 opens a 4 GiB-aligned window before the snapshot), moonep (MoonEPBufferPool), nixl_ep (nixl_ep's
     Buffer.get_rdma_size_hint), flashinfer_nvlink_one_sided / two_sided (FlashInfer's MNNVL workspace).
-Nodes: kvplan has no node count; it takes 8 GPUs a node (EP > 8 GPUs: across nodes).
+Nodes: --gpus-per-node (default 8) places the EP group's ranks (engines/ep_nodes.py, the rule shared with SGLang):
+DeepEPHTAll2AllManager's RDMA buffer where the group spans nodes; a group of at most 8 ranks across nodes is refused
+(DeepEP's Buffer asserts more than NUM_MAX_NVL_PEERS ranks under an RDMA buffer in normal mode); more than 8 ranks in
+one node is sized as vLLM passes it (no RDMA buffer) with a note: DeepEP at the pinned commit takes 8 NVLink peers at
+most, so its internode kernels would have no RDMA buffer. VLLM_DEEPEP_HIGH_THROUGHPUT_FORCE_INTRA_NODE (no RDMA
+buffer across nodes, for multi-node NVLink) is not modelled.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ from __future__ import annotations
 from .._record import record
 from ..capacity.experts import SEQUENCE_PARALLEL_BACKENDS
 from ..errors import UsageError
-from .deepep import NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes
+from .deepep import NUM_MAX_NVL_PEERS, NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes, normal_nvl_bytes, \
+    normal_rdma_bytes
+from .ep_nodes import DEFAULT_GPUS_PER_NODE, NVL_SPLIT_NOTE, EPNodes, vllm_ep_group
 
 DEFAULT = "allgather_reducescatter"
 # config/parallel.py All2AllBackend, less "passthrough" (engine/arg_utils.py removes it from the CLI's choices)
@@ -60,12 +67,13 @@ BATCHED_DP = frozenset({"deepep_low_latency", "nixl_ep"})  # use_batched_dp_moe
 BATCHED_DP_TOKENS = 256  # SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP
 DEEPEP_BUFFER_BYTES = 1024 * 2**20  # envs.py VLLM_DEEPEP_BUFFER_SIZE_MB default 1024
 LL_HIDDEN_SIZES = (2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192)  # deepep_ll.py SUPPORTED_HIDDEN_SIZES
-GPUS_PER_NODE = 8  # kvplan's assumption (no node count is given)
 
 
-def check_backend(name: str, dp: int, ep: bool) -> str:
-    """The backend vLLM 0.34 runs for `--all2all-backend name`; one line for a name vLLM does not take or a
-    deployment where it would change nothing."""
+def check_backend(name: str, dp: int, ep: bool, *, tp: int = 1, pp: int = 1,
+                  gpus_per_node: int = DEFAULT_GPUS_PER_NODE) -> str:
+    """The backend vLLM 0.34 runs for `--all2all-backend name`; one line for a name vLLM does not take, a
+    deployment where it would change nothing, or DeepEP high-throughput on an EP group that DeepEP's Buffer refuses
+    (module doc: at most 8 ranks across nodes)."""
     asked = name.strip().lower()
     if asked not in BACKENDS:
         raise UsageError(f"--all2all-backend {name!r}: not one of vLLM 0.34's ({', '.join(BACKENDS)})",
@@ -74,7 +82,14 @@ def check_backend(name: str, dp: int, ep: bool) -> str:
         raise UsageError(f"--all2all-backend {asked} needs --ep and --dp > 1: vLLM 0.34 uses an all2all backend only "
                          "with --enable-expert-parallel and --data-parallel-size > 1 "
                          "(FusedMoEParallelConfig.use_all2all_kernels)", "add --ep and --dp N, or leave it out")
-    return RENAMED.get(asked, asked)
+    resolved = RENAMED.get(asked, asked)
+    nodes = vllm_ep_group(tp, pp, dp, gpus_per_node)
+    if resolved == "deepep_high_throughput" and nodes.spans_nodes and len(nodes.ranks) <= NUM_MAX_NVL_PEERS:
+        raise UsageError(f"--all2all-backend {resolved}: {nodes.text()}: vLLM passes DeepEP an RDMA buffer across "
+                         "nodes (all2all.py DeepEPHTAll2AllManager), and DeepEP's Buffer then asserts more than "
+                         f"{NUM_MAX_NVL_PEERS} ranks in normal mode (deep_ep.cpp Buffer::Buffer)",
+                         "put the EP group in one node, or use more than 8 EP ranks")
+    return resolved
 
 
 def default_tokens(backend: str | None) -> int | None:
@@ -95,22 +110,31 @@ def ll_hidden(hidden: int) -> int | None:
     return next((h for h in LL_HIDDEN_SIZES if h >= hidden), None)
 
 
-def term(backend: str, *, hidden: int, experts: int, ep_size: int, max_tokens: int) -> A2ATerm:
-    """The backend's buffers on one GPU (module doc)."""
+def term(backend: str, *, hidden: int, experts: int, ep_size: int, max_tokens: int,
+         nodes: EPNodes | None = None) -> A2ATerm:
+    """The backend's buffers on one GPU (module doc); `nodes`: the EP group on its nodes (default: ep_size ranks on
+    nodes of 8)."""
     where = ("allocated in load_model after vLLM's first snapshot (all2all_utils.maybe_make_prepare_finalize -> "
              "get_handle), so its profile counts it in consumed memory")
-    internode = ep_size > GPUS_PER_NODE
+    nodes = nodes or EPNodes(tuple(range(ep_size)), DEFAULT_GPUS_PER_NODE)
+    split = ("; " + NVL_SPLIT_NOTE) if nodes.nvl_peers_split else ""
     if backend == DEFAULT:
         return A2ATerm(backend, 0, "", (f"all2all backend {backend}: no buffer of its own (AgRsAll2AllManager); the "
                                         "all-gathered tokens are the MoE's activations (the fused-MoE workspace is sized for them)",))
     if backend == "deepep_high_throughput":
+        internode = nodes.spans_nodes
         buf = DeepEPBuffer(DEEPEP_BUFFER_BYTES, DEEPEP_BUFFER_BYTES if internode else 0)
-        node = (f"EP {ep_size} > {GPUS_PER_NODE} GPUs taken as across nodes: the RDMA buffer too" if internode else
-                f"EP {ep_size} in one node (kvplan takes {GPUS_PER_NODE} GPUs a node): no RDMA buffer")
+        node = (f"{nodes.text()}: across nodes (All2AllManagerBase.internode), the RDMA buffer too" if internode else
+                f"{nodes.text()}: one node, no RDMA buffer")
+        if not internode and ep_size > NUM_MAX_NVL_PEERS:
+            node += (f"; DeepEP (73b6ea4) takes {NUM_MAX_NVL_PEERS} NVLink peers at most (NUM_MAX_NVL_PEERS): EP "
+                     f"{ep_size} is {ep_size // NUM_MAX_NVL_PEERS} RDMA ranks to it, whose internode kernels would "
+                     "have no RDMA buffer; this runs only with a DeepEP built for more NVLink peers (not read)")
+        node += _hints_text(hidden, ep_size) if internode else ""
         return A2ATerm(backend, buf.total_bytes, buf.parts_text(),
                        (f"all2all backend {backend}: {buf.parts_text()}, VLLM_DEEPEP_BUFFER_SIZE_MB 1024 "
                         f"(DeepEPHTAll2AllManager), {where}; {node}"
-                        + ("; " + NVSHMEM_NOTE if internode else ""),))
+                        + ("; " + NVSHMEM_NOTE if internode else "") + split,))
     if backend == "deepep_low_latency":
         width = ll_hidden(hidden)
         if width is None:
@@ -120,9 +144,20 @@ def term(backend: str, *, hidden: int, experts: int, ep_size: int, max_tokens: i
         return A2ATerm(backend, buf.total_bytes, buf.parts_text(),
                        (f"all2all backend {backend}: {buf.parts_text()}; the RDMA buffer is DeepEP's "
                         f"get_low_latency_rdma_size_hint({max_tokens} tokens = max_num_batched_tokens, hidden {width}, "
-                        f"{experts} experts) (DeepEPLLAll2AllManager), {where}; {NVSHMEM_NOTE}",))
+                        f"{experts} experts) (DeepEPLLAll2AllManager), {where}; {NVSHMEM_NOTE}{split}",))
     return A2ATerm(backend, 0, "", (f"all2all backend {backend}: its buffers are not sized by kvplan (sized inside "
                                     "the kernel library, or ROCm only); the KV pool here is high by their size",))
+
+
+def _hints_text(hidden: int, ranks: int) -> str:
+    """DeepEP's own high-throughput hints at `ranks` (bf16 tokens; an fp8 dispatch needs less) beside the 1024 MiB
+    vLLM passes for each buffer: deepep_ht.py _get_dispatch_config / _get_combine_config hand the kernels DeepEP's
+    Config for the rank count, whose hints are what the kernels use of the buffers (engines/deepep.py)."""
+    nvl, rdma = normal_nvl_bytes(hidden * 2, ranks), normal_rdma_bytes(hidden * 2, ranks)
+    if nvl is None or rdma is None:
+        return f"; DeepEP has no Config for {ranks} ranks (deep_ep/buffer.py get_dispatch_config asserts)"
+    return (f"; DeepEP's own hints at {ranks} ranks, hidden {hidden} bf16: NVLink {nvl / 2**20:,.2f} MiB, RDMA "
+            f"{rdma / 2**20:,.2f} MiB (config.hpp get_nvl_buffer_size_hint / get_rdma_buffer_size_hint)")
 
 
 def a2a_of(model, weights, dep, max_tokens: int) -> tuple[A2ATerm | None, int]:
@@ -141,7 +176,8 @@ def a2a_of(model, weights, dep, max_tokens: int) -> tuple[A2ATerm | None, int]:
     # layer.py determine_expert_counts), what all2all_utils passes DeepEP as num_global_experts
     found = term(backend, hidden=model.hidden_size or 0,
                  experts=model.weight_routed_params[0] + (dep.redundant_experts or 0),
-                 ep_size=dep.dp * dep.tp, max_tokens=max_tokens)
+                 ep_size=dep.dp * dep.tp, max_tokens=max_tokens,
+                 nodes=vllm_ep_group(dep.tp, dep.pp, dep.dp, dep.gpus_per_node))
     if split:
         found = A2ATerm(found.backend, found.bytes, found.what, found.notes + (
             f"all2all backend {backend} is not in use_sequence_parallel_moe's list: the shared experts stay split over "
