@@ -318,10 +318,6 @@ class EstimateRequest:
             lookup(gpu, custom_hint=True)
         if gpus_per_node < 1:
             raise UsageError(f"--gpus-per-node must be a positive integer, got {gpus_per_node}")
-        if all2all_backend is not None or moe_a2a_backend is not None:  # where the node size is used
-            from .engines.ep_nodes import check_gpus_per_node
-
-            check_gpus_per_node(gpus_per_node, tp * pp * dp)
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep, tp=tp, pp=pp,
                            gpus_per_node=gpus_per_node)
         deployment = DeploymentRequest(

@@ -3,8 +3,9 @@ and DeepEP make of it: the one node rule engines/vllm_a2a.py and engines/sglang_
 
 - A node is a host: vLLM 0.34 distributed/parallel_state.py in_the_same_node_as tests whether the processes share
   memory (shared memory), so a GB200 NVL72 rack is 18 nodes of 4 GPUs to it, not one of 72.
-- kvplan's assumption (not an engine's rule): global rank r runs on node r // N, the nodes filled whole in rank
-  order; so a deployment of more than N GPUs must be whole nodes (check_gpus_per_node).
+- kvplan's assumption (not an engine's rule): global rank r runs on node r // N, the nodes filled in rank order (a
+  deployment of more than N GPUs that N does not divide leaves its last node part-filled: 12 GPUs on nodes of 8 are
+  8 + 4).
 - The EP group's ranks: vLLM 0.34 parallel_state.py initialize_model_parallel lays the ranks out as
   arange(world).reshape(-1, dp, pp, pcp, tp) and takes the EP group as transpose(1, 2).reshape(-1, dp x pcp x tp):
   with PP the group is strided (rank d x pp x tp + stage x tp + t; prefill context parallelism not modelled).
@@ -29,15 +30,6 @@ from ..errors import UsageError
 from .deepep import NUM_MAX_NVL_PEERS
 
 DEFAULT_GPUS_PER_NODE = 8
-
-
-def check_gpus_per_node(gpus_per_node: int, gpus: int) -> None:
-    """One line for a node size that a deployment of more than a node does not fill whole (kvplan's rank layout:
-    module doc); request.py refuses one below 1 and checks this where an all-to-all backend is planned."""
-    if gpus > gpus_per_node and gpus % gpus_per_node:
-        raise UsageError(f"--gpus-per-node {gpus_per_node} does not divide the deployment's {gpus} GPUs: kvplan lays "
-                         "the ranks on whole nodes in rank order to tell which EP ranks share a node",
-                         "give the GPUs a node your deployment fills")
 
 
 @record
