@@ -26,7 +26,6 @@ and DeepEP make of it: the one node rule engines/vllm_a2a.py and engines/sglang_
 from __future__ import annotations
 
 from .._record import record
-from ..errors import UsageError
 from .deepep import NUM_MAX_NVL_PEERS
 
 DEFAULT_GPUS_PER_NODE = 8
