@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    DpLmHeadOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -28,6 +28,8 @@ def estimate_command(
     ep: EpOpt = False,
     all2all_backend: All2AllOpt = None,
     moe_a2a_backend: MoeA2AOpt = None,
+    enable_dp_lm_head: DpLmHeadOpt = False,
+    moe_dense_tp_size: MoeDenseTpOpt = None,
     redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
@@ -75,6 +77,7 @@ def estimate_command(
         num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
         all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend,
+        enable_dp_lm_head=enable_dp_lm_head, moe_dense_tp_size=moe_dense_tp_size,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

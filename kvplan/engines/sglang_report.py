@@ -8,6 +8,7 @@ from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
 from .sglang_a2a import buffer_note, reserve_mib, shared_note
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
+from .sglang_groups import notes as groups_notes
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
@@ -219,13 +220,15 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     if record is not None:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
-        if dep.dp > 1 or dep.ep:  # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp)
+        # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp); the group flags (sglang_groups)
+        if dep.dp > 1 or dep.ep or dep.sglang_groups is not None:
             from ..capacity.experts import check_placement, placement_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             # DeepEP: the shared experts whole on every GPU (sglang_a2a), as kvplan's own plan counts them
             less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dense_over_all,
-                                    redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared)
+                                    redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared,
+                                    groups=dep.sglang_groups)
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
@@ -592,6 +595,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     if how is not None and dep is not None and dep.a2a is not None:  # the all-to-all backend (engines/sglang_a2a.py)
         record = getattr(result, "weights", None) or dep.weights
         notes.extend(n for n in (shared_note(plan.model, record, dep), buffer_note(plan.model, dep)) if n)
+    if how is not None and dep is not None and dep.sglang_groups is not None:  # engines/sglang_groups.py
+        notes.extend(groups_notes(plan.model, getattr(result, "weights", None) or dep.weights, dep))
     if how is not None:
         notes.append("weights as the checkpoint stores them"
                      + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")
