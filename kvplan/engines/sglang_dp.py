@@ -31,8 +31,9 @@ Read in the sglang 0.5.23 wheel (srt/...):
 - refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it); an architecture outside
   DP_FAMILIES (models/llama.py and qwen2.py split the attention heads over the whole --tp).
 
+--enable-dp-lm-head and --moe-dense-tp-size move the LM head and the dense MLPs: engines/sglang_groups.py.
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
---enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots, EPLB's recorder and manager state.
+the fused shared expert slots, EPLB's recorder and manager state.
 EPLB's redundant experts (--ep-num-redundant-experts R) are modelled: capacity/eplb.py; --moe-a2a-backend:
 engines/sglang_a2a.py.
 """
