@@ -274,7 +274,8 @@ class EstimateRequest:
                      max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False, quantization=None, all2all_backend=None,
-                     moe_a2a_backend=None, enable_dp_lm_head=False, moe_dense_tp_size=None) -> EstimateRequest:
+                     moe_a2a_backend=None, enable_dp_lm_head=False, moe_dense_tp_size=None,
+                     mm_enable_dp_encoder=False) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
         tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
@@ -303,7 +304,7 @@ class EstimateRequest:
                              "ranks (\"enable_expert_parallel must be True to use EPLB\")", "add --ep")
         if redundant_experts is not None and not ep:  # the rest: capacity/eplb.py check_redundant, model known
             check_redundant(None, redundant_experts, ep, 1, engine_request.name)
-        groups = _sglang_groups(enable_dp_lm_head, moe_dense_tp_size, engine_request, tp, pp)  # before tp is attn TP
+        groups = _sglang_groups(enable_dp_lm_head, moe_dense_tp_size, mm_enable_dp_encoder, engine_request, tp, pp)
         if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
             # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
             if "vllm" in (engine_request.name, engine_request.emit):
@@ -354,13 +355,14 @@ def _sglang_replicates_shared(backend: str | None) -> bool:
     return replicates_shared(backend)
 
 
-def _sglang_groups(dp_lm_head, dense_tp, engine: EngineRequest, tp: int, pp: int):
-    """engines/sglang_groups.py parse, imported only where one of its flags was given (tests/test_speed_paths.py)."""
-    if not dp_lm_head and dense_tp is None:
+def _sglang_groups(dp_lm_head, dense_tp, dp_encoder, engine: EngineRequest, tp: int, pp: int):
+    """engines/sglang_groups.py parse (tp: SGLang's --tp, before --dp makes it the attention TP), imported only where
+    one of its flags was given (tests/test_speed_paths.py)."""
+    if not dp_lm_head and dense_tp is None and not dp_encoder:
         return None
     from .engines.sglang_groups import parse
 
-    return parse(dp_lm_head, dense_tp, (engine.name, engine.emit), tp, pp)
+    return parse(dp_lm_head, dense_tp, (engine.name, engine.emit), tp, pp, dp_encoder)
 
 
 def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool) -> str | None:

@@ -111,3 +111,66 @@ def test_refused_in_one_line(cli, args, said):
     code, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--context", "8k", *args)
     assert code == 2
     assert said in err and "Traceback" not in err
+
+
+# --mm-enable-dp-encoder, Qwen2.5-VL-7B's tower (config.json vision_config: depth 32, hidden_size 1,280,
+# intermediate_size 3,420, 16 heads, out_hidden_size 3,584, patch 14, temporal patch 2, 3 channels, merge 2), bf16.
+# qwen2_5_vl.py pads the MLP to ((3,420 + 7) // 8) x 8 = 3,424 whatever the flag. Parameters a block:
+#   norms 2 x 1,280 = 2,560; qkv 1,280 x 3,840 + 3,840 = 4,919,040; proj 1,280 x 1,280 + 1,280 = 1,639,680;
+#   gate_up 2 x (1,280 x 3,424 + 3,424) = 8,772,288; down 3,424 x 1,280 + 1,280 = 4,384,000
+# merger: ln_q 1,280; mlp.0 5,120 x 5,120 + 5,120 = 26,219,520; mlp.2 5,120 x 3,584 + 3,584 = 18,353,664
+# patch_embed 3 x 2 x 14 x 14 x 1,280 = 1,505,280 (no bias)
+BLOCK = 2_560 + 4_919_040 + 1_639_680 + 8_772_288 + 4_384_000
+TOWER_WHOLE = 2 * (32 * BLOCK + 1_280 + 26_219_520 + 18_353_664 + 1_505_280)
+# without the flag at --tp 4 (qwen2_5_vl.py: qkv QKVParallelLinear, gate_up MergedColumnParallelLinear and mlp.0
+# ColumnParallelLinear split with their biases; proj, down and mlp.2 RowParallelLinear split, their biases whole
+# (layers/linear.py); norms and the patch embedding whole)
+BLOCK_TP4 = (2_560 + 4_919_040 // 4 + 1_638_400 // 4 + 1_280 + 8_772_288 // 4 + 3_424 * 1_280 // 4 + 1_280)
+TOWER_TP4 = 2 * (32 * BLOCK_TP4 + 1_280 + 26_219_520 // 4 + 18_350_080 // 4 + 3_584 + 1_505_280)
+
+
+def test_tower_hand_figures():
+    assert BLOCK == 19_717_568
+    assert TOWER_WHOLE == 1_354_083_840  # 1,291.4 MiB
+    assert TOWER_TP4 == 341_031_936
+
+
+def test_dp_encoder_holds_the_tower_whole(cli):
+    def get(*extra):
+        code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--context", "8k", "--engine", "sglang",
+                             "--tp", "4", *extra, "--emit", "sglang", "--format", "json")
+        assert code == 0, err
+        return json.loads(out)
+
+    before, after = get(), get("--mm-enable-dp-encoder")
+    more = TOWER_WHOLE - TOWER_TP4  # 1,013,051,904 B a GPU
+    assert after["engine"]["weight_bytes_per_gpu"] - before["engine"]["weight_bytes_per_gpu"] == more
+    assert after["capacity"]["weight_bytes_per_gpu"] - before["capacity"]["weight_bytes_per_gpu"] == more
+    assert "--mm-enable-dp-encoder" in after["emit"]["argv"]
+    assert any("--mm-enable-dp-encoder: the vision tower whole" in n for n in after["engine"]["notes"])
+
+
+def test_dp_encoder_at_tp_1_and_elsewhere_changes_nothing(cli):
+    def weights(model, tp, *extra):
+        code, out, err = cli("estimate", model, "--gpu", "h100", "--context", "8k", "--engine", "sglang", "--tp", tp,
+                             *extra, "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["engine"]
+
+    # TP 1: the tower is whole already (parallel_hook.py handle_data_parallelism only warns)
+    assert (weights("qwen2.5-vl-7b", "1")["weight_bytes_per_gpu"]
+            == weights("qwen2.5-vl-7b", "1", "--mm-enable-dp-encoder")["weight_bytes_per_gpu"])
+    # a model without a tower kvplan read for the flag: said
+    got = weights("llama-3.1-8b", "2", "--mm-enable-dp-encoder")
+    assert got["weight_bytes_per_gpu"] == weights("llama-3.1-8b", "2")["weight_bytes_per_gpu"]
+    assert any("--mm-enable-dp-encoder: not modelled for" in n for n in got["notes"])
+
+
+def test_dp_encoder_lifts_the_vision_heads_refusal(cli):
+    # Qwen3-VL-8B's 16 vision heads at --tp 32: VisionAttention splits them over TP without dummy heads
+    # (dist_utils.divide asserts); with use_data_parallel its tp_size is 1 (layers/attention/vision.py)
+    base = ("estimate", "qwen3-vl-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang", "--tp", "32")
+    code, _, err = cli(*base)
+    assert code == 2 and "16 vision heads" in err
+    code, _, err = cli(*base, "--mm-enable-dp-encoder")
+    assert code == 0, err

@@ -287,5 +287,7 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
     if not dense_over_all:
         return saving - whole
     from ..engines.sglang_dp_vision import tower_saving  # the vision tower as SGLang places it
+    from ..engines.sglang_groups import encoder_whole  # or whole, --mm-enable-dp-encoder: engine_stage_delta
 
-    return saving - whole + _full_tp_less(model, weights, tp, dp, kept) + tower_saving(model, weights, tp, dp)
+    tower = 0 if encoder_whole(model, groups) else tower_saving(model, weights, tp, dp)
+    return saving - whole + _full_tp_less(model, weights, tp, dp, kept) + tower

@@ -105,7 +105,8 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
                                 deployment.replicated_shared,  # SGLang's backend: shared experts whole (sglang_a2a)
                                 deployment.sglang_groups)  # --enable-dp-lm-head, --moe-dense-tp-size (sglang_groups)
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
-    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine)
+    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine,
+                               deployment.sglang_groups)
     if extra is not None:  # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it
         stage_weights = [w + more for w, more in zip(stage_weights, extra)]
     if deployment.kv_memory_bytes is not None:

@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    DpLmHeadOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    DpEncoderOpt, DpLmHeadOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -30,6 +30,7 @@ def estimate_command(
     moe_a2a_backend: MoeA2AOpt = None,
     enable_dp_lm_head: DpLmHeadOpt = False,
     moe_dense_tp_size: MoeDenseTpOpt = None,
+    mm_enable_dp_encoder: DpEncoderOpt = False,
     redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
@@ -78,6 +79,7 @@ def estimate_command(
         revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
         all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend,
         enable_dp_lm_head=enable_dp_lm_head, moe_dense_tp_size=moe_dense_tp_size,
+        mm_enable_dp_encoder=mm_enable_dp_encoder,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

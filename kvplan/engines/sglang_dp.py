@@ -191,7 +191,8 @@ def dense_ep_refusal(model, gpus: int) -> None:
                          "leave --ep out")
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None,
+                encoder_whole: bool = False) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
     split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0 (with
     redundant experts, the physical ones: capacity/eplb.py check_redundant); and --ep with --pp, which kvplan has not
@@ -207,7 +208,8 @@ def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, re
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
                          "choose --tp so that it divides the experts, or use --engine vllm")
-    if dp > 1 and gpus >= dp and (model.architecture or "") in DP_FAMILIES:  # (fit asks with gpus 1: per split)
+    # (fit asks with gpus 1: per split); --mm-enable-dp-encoder builds the tower at TP 1 (engines/sglang_groups.py)
+    if dp > 1 and gpus >= dp and (model.architecture or "") in DP_FAMILIES and not encoder_whole:
         from .sglang_dp_vision import check_tower
 
         check_tower(model, gpus // dp, dp)

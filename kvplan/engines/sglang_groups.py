@@ -1,6 +1,7 @@
 """SGLang 0.5.23's launch flags that build a module on another group than its default: `--enable-dp-lm-head` (the LM
-head over the attention TP group) and `--moe-dense-tp-size 1` (a MoE model's dense MLP layers whole on every GPU).
-Each flag's rule is here; capacity/experts.py placement_saving applies it (Deployment.sglang_groups).
+head over the attention TP group), `--moe-dense-tp-size 1` (a MoE model's dense MLP layers whole on every GPU) and
+`--mm-enable-dp-encoder` (the vision tower whole on every GPU). Each flag's rule is here; capacity/experts.py
+placement_saving applies the first two, engines/sglang_report.py record_tower the third (Deployment.sglang_groups).
 
 Read in the sglang 0.5.23 wheel (srt/...):
 - `--enable-dp-lm-head` (arg_groups/fields/parallel.py enable_dp_lm_head, default False): the families' LM head is
@@ -24,6 +25,16 @@ Read in the sglang 0.5.23 wheel (srt/...):
   bailing_moe.py): whole on every GPU, with or without attention DP. The shared experts do not read it
   (DeepseekV2MoE: "replicated" only under an all-to-all backend). tp_size, the whole --tp, is the default group:
   nothing moves. Other families (qwen2_moe.py, qwen3_moe.py, llama4.py ...) never read it: a note.
+- `--mm-enable-dp-encoder` (arg_groups/fields/mm.py mm_enable_dp_encoder, default None -> False; no check refuses it,
+  arg_groups/parallel_hook.py handle_data_parallelism only warns at TP 1): qwen2_5_vl.py
+  Qwen2_5_VLForConditionalGeneration and qwen3_vl.py Qwen3VLForConditionalGeneration (whose __init__ Qwen3-VL-MoE,
+  Qwen3.5 and Qwen3.5-MoE call: qwen3_vl_moe.py, qwen3_5.py) pass use_data_parallel = get_mm().mm_enable_dp_encoder
+  to their tower, and every tower linear then takes parallel_group "replicated" (qwen2_5_vl.py Qwen2_5_VLMLP,
+  Qwen2_5_VisionPatchMerger; qwen3_vl.py _resolve_vision_parallel_group; layers/attention/vision.py VisionAttention:
+  tp_size 1, qkv_proj / proj "replicated"), Qwen3-VL's pos_embed enable_tp=False: the tower as SGLang builds it at
+  TP 1 on every GPU (engines/sglang_tower.py whole_tower), with or without attention DP, and no vision heads to
+  divide (the refusals of engines/sglang_vision_refusal.py and sglang_dp_vision.check_tower do not apply). Other
+  families read it too (glm4v.py, kimi_vl.py, internvl.py, mimo_vl.py, ...): not read here, a note.
 Not modelled: --moe-dense-tp-size 1 with --pp (the dense layers' stage), the head's vocab padding.
 """
 
@@ -43,6 +54,10 @@ DENSE_FULLY_DP = frozenset({
     "Glm4MoeLiteForCausalLM", "MiMoV2FlashForCausalLM",  # glm4_moe_lite.py, mimo_v2.py
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",  # bailing_moe.py
 })
+# the architectures whose tower reads mm_enable_dp_encoder, each file read (qwen2_5_vl.py; qwen3_vl.py and its callers)
+ENCODER_DP = frozenset({"Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+                        "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
+                        "Qwen3_5MoeForConditionalGeneration"})
 
 
 @record
@@ -50,20 +65,24 @@ class GroupFlags:
     """The two flags as given (Deployment.sglang_groups)."""
     dp_lm_head: bool = False
     moe_dense_tp: int | None = None
+    dp_encoder: bool = False
 
     def argv(self) -> list[str]:
         """The flags in `launch_server`'s spelling, as given."""
         return ((["--enable-dp-lm-head"] if self.dp_lm_head else [])
-                + (["--moe-dense-tp-size", str(self.moe_dense_tp)] if self.moe_dense_tp is not None else []))
+                + (["--moe-dense-tp-size", str(self.moe_dense_tp)] if self.moe_dense_tp is not None else [])
+                + (["--mm-enable-dp-encoder"] if self.dp_encoder else []))
 
 
-def parse(dp_lm_head: bool, moe_dense_tp: int | None, engines: tuple, tp: int, pp: int) -> GroupFlags | None:
+def parse(dp_lm_head: bool, moe_dense_tp: int | None, engines: tuple, tp: int, pp: int,
+          dp_encoder: bool = False) -> GroupFlags | None:
     """The flags checked against the engines planned / emitted and SGLang's own checks (one line each); tp: kvplan's
-    --tp, every GPU of SGLang's TP group. None where neither is given."""
-    if not dp_lm_head and moe_dense_tp is None:
+    --tp, every GPU of SGLang's TP group. None where none is given."""
+    if not dp_lm_head and moe_dense_tp is None and not dp_encoder:
         return None
     given = " and ".join(f for f, on in (("--enable-dp-lm-head", dp_lm_head),
-                                         ("--moe-dense-tp-size", moe_dense_tp is not None)) if on)
+                                         ("--moe-dense-tp-size", moe_dense_tp is not None),
+                                         ("--mm-enable-dp-encoder", dp_encoder)) if on)
     if "sglang" not in engines or "vllm" in engines:
         raise UsageError(f"{given}: SGLang's flag, it needs --engine sglang or --emit sglang (and no vLLM)")
     if moe_dense_tp is not None and moe_dense_tp not in (1, tp):
@@ -72,7 +91,7 @@ def parse(dp_lm_head: bool, moe_dense_tp: int | None, engines: tuple, tp: int, p
     if moe_dense_tp == 1 and pp > 1:
         raise UsageError(f"--moe-dense-tp-size 1 with --pp {pp}: kvplan does not model the dense layers' stage",
                          "use --tp only")
-    return GroupFlags(dp_lm_head, moe_dense_tp)
+    return GroupFlags(dp_lm_head, moe_dense_tp, dp_encoder)
 
 
 def head_moves(model, flags: GroupFlags | None, dp: int) -> bool:
@@ -83,6 +102,11 @@ def head_moves(model, flags: GroupFlags | None, dp: int) -> bool:
 def dense_whole(model, flags: GroupFlags | None) -> bool:
     """Whether the dense MLP layers are whole on every GPU."""
     return bool(flags and flags.moe_dense_tp == 1 and (model.architecture or "") in DENSE_FULLY_DP)
+
+
+def encoder_whole(model, flags: GroupFlags | None) -> bool:
+    """Whether the vision tower is built whole on every GPU (sglang_tower.whole_tower)."""
+    return bool(flags and flags.dp_encoder and (model.architecture or "") in ENCODER_DP)
 
 
 def moved(model, weights, tp: int, dp: int, flags: GroupFlags | None) -> tuple[int, int]:
@@ -137,4 +161,7 @@ def notes(model, weights, dep) -> list[str]:
             out.append(f"--moe-dense-tp-size 1: the dense MLP layers whole on every GPU (parallel_group "
                        f"\"replicated\"), not split over {split}: + {(dense - _ceil_div(dense, split)) / GIB:.2f} GiB "
                        "a GPU")
+    if flags.dp_encoder and not encoder_whole(model, flags):
+        out.append(f"--mm-enable-dp-encoder: not modelled for {arch} (its model file was not read for it, or it "
+                   "has no vision tower): the tower as SGLang splits it without the flag")
     return out

@@ -8,7 +8,7 @@ from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
 from .sglang_a2a import buffer_note, reserve_mib, shared_note
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
-from .sglang_groups import notes as groups_notes
+from .sglang_groups import encoder_whole, notes as groups_notes
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
@@ -247,13 +247,16 @@ def sglang_tower(result):
     """The vision tower as SGLang splits it where vLLM's split, which kvplan's weights follow, differs
     (engines/sglang_tower.py); nothing where the weights were given (a log's figure, --weight-bytes)."""
     dep = result.deployment
-    return record_tower(result.plan.model, getattr(result, "weights", None) or dep.weights, dep.tp, dep.pp, dep.dp)
+    return record_tower(result.plan.model, getattr(result, "weights", None) or dep.weights, dep.tp, dep.pp, dep.dp,
+                        dep.sglang_groups)
 
 
-def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1):
+def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1, groups=None):
     """sglang_tower for the weights `record` on a (tp, pp, dp) split: SGLang's report and kvplan's own plan under
-    --engine sglang (capacity/weights.py engine_stage_delta) alike. None where the record is none or a given size."""
-    from .sglang_tower import tower_delta
+    --engine sglang (capacity/weights.py engine_stage_delta) alike. None where the record is none or a given size.
+    groups: --mm-enable-dp-encoder builds the tower whole (engines/sglang_groups.py encoder_whole)."""
+    from .sglang_groups import encoder_whole
+    from .sglang_tower import tower_delta, whole_tower
     from .vllm_load import served_from_float32
 
     if record is None or record.source == "given":
@@ -263,6 +266,8 @@ def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1):
         from .vllm_load import downcast_float32
 
         record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
+    if encoder_whole(model, groups):
+        return whole_tower(model, record, tp, pp, served)
     return tower_delta(model, record, tp, pp, dp, served)
 
 
@@ -484,7 +489,8 @@ def refuse_unread(model, dep, rules: Rules) -> list[str]:
 
     from .sglang_vision_refusal import check as check_tower  # a vision tower SGLang fails to build
 
-    check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
+    if not encoder_whole(model, getattr(dep, "sglang_groups", None)):  # --mm-enable-dp-encoder: no heads to split
+        check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
