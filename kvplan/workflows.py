@@ -120,9 +120,11 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         if "sglang" in (request.engine.name, request.engine.emit):  # SGLang's rules first, in its words
             from .engines.sglang_dp import check_model
+            from .engines.sglang_groups import encoder_whole
 
             check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp,
-                        request.deployment.pp, request.deployment.redundant_experts)
+                        request.deployment.pp, request.deployment.redundant_experts,
+                        encoder_whole(spec, request.deployment.sglang_groups))
         check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
         from .capacity.eplb import check_redundant
 

@@ -207,13 +207,40 @@ def full_tp_bytes(model, weights) -> int | None:
     if weights.parts:
         return sum(n for role, layer, n in weights.parts
                    if (role == "mlp" and 0 <= layer < model.num_layers) or role == "lm_head")
-    counts = model.weight_routed_params
-    if counts is None or len(counts) < 4 or not holds_config_estimate(weights, model):
+    counts = _estimate_counts(model, weights)
+    return None if counts is None else int(counts[2] * model.linear_weight_bytes) + head_bytes(model, weights)
+
+
+def head_bytes(model, weights) -> int | None:
+    """Bytes of the LM head (full_tp_bytes' part): 0 for a tied head (the per-module count has none); None where
+    not known."""
+    if weights.parts:
+        return sum(n for role, _, n in weights.parts if role == "lm_head")
+    counts = _estimate_counts(model, weights)
+    if counts is None:
         return None
     from ..weights.estimate import FLOAT_BYTES
 
-    linear = model.linear_weight_bytes
-    return int(counts[2] * linear) + counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
+    return counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
+
+
+def dense_mlp_bytes(model, weights) -> int | None:
+    """Bytes of a MoE model's dense MLP layers (full_tp_bytes' part less the shared experts): a tensor table's "mlp"
+    parts of the layers without "experts" parts, else the family table's dense MLP and shared-expert parameters
+    less the shared experts', at the bytes per linear weight; None where not known."""
+    if weights.parts:
+        moe = {layer for role, layer, _ in weights.parts if role == "experts"}
+        return sum(n for role, layer, n in weights.parts
+                   if role == "mlp" and 0 <= layer < model.num_layers and layer not in moe)
+    counts = _estimate_counts(model, weights)
+    return None if counts is None or len(counts) < 5 else int((counts[2] - counts[4]) * model.linear_weight_bytes)
+
+
+def _estimate_counts(model, weights) -> tuple[int, ...] | None:
+    counts = model.weight_routed_params
+    if counts is None or len(counts) < 4 or not holds_config_estimate(weights, model):
+        return None
+    return counts
 
 
 def full_tp_saving(model, weights, dep) -> int:
@@ -223,14 +250,16 @@ def full_tp_saving(model, weights, dep) -> int:
     return 0 if weights is None else _full_tp_less(model, weights, dep.tp, dep.dp)
 
 
-def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int) -> int:
+def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int, kept: int = 0) -> int:
+    """full_tp_saving of full_tp_bytes less `kept`, the bytes an SGLang flag builds on another group
+    (engines/sglang_groups.py moved)."""
     total = full_tp_bytes(model, weights) if dp > 1 else None
-    return 0 if total is None else _ceil_div(total, tp) - _ceil_div(total, tp * dp)
+    return 0 if total is None else _ceil_div(total - kept, tp) - _ceil_div(total - kept, tp * dp)
 
 
 def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
                      dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None,
-                     replicated_shared: bool = False) -> int:
+                     replicated_shared: bool = False, groups=None) -> int:
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
@@ -239,9 +268,16 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
     experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
     SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP.
     replicated_shared: SGLang's --moe-a2a-backend builds the shared experts whole on every GPU
-    (Deployment.replicated_shared; engines/sglang_a2a.py): what they weigh more than the split counted here."""
+    (Deployment.replicated_shared; engines/sglang_a2a.py): what they weigh more than the split counted here.
+    groups: SGLang's --enable-dp-lm-head / --moe-dense-tp-size (Deployment.sglang_groups; engines/sglang_groups.py
+    moved): the LM head kept on the attention TP group, the dense MLPs whole on every GPU, with or without DP."""
+    kept, whole = (0, 0)
+    if groups is not None:
+        from ..engines.sglang_groups import moved
+
+        kept, whole = moved(model, weights, tp, dp, groups)
     if dp <= 1 and not ep:
-        return 0
+        return -whole
     sequence_parallel = (not dense_over_all and not replicated_shared
                          and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS))
     saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=sequence_parallel,
@@ -249,7 +285,9 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
     if replicated_shared:  # split over the dp x tp GPUs under attention DP (_full_tp_less), else over tp
         saving -= replicated_shared_extra(model, weights, tp * dp if dense_over_all else tp)
     if not dense_over_all:
-        return saving
+        return saving - whole
     from ..engines.sglang_dp_vision import tower_saving  # the vision tower as SGLang places it
+    from ..engines.sglang_groups import encoder_whole  # or whole, --mm-enable-dp-encoder: engine_stage_delta
 
-    return saving + _full_tp_less(model, weights, tp, dp) + tower_saving(model, weights, tp, dp)
+    tower = 0 if encoder_whole(model, groups) else tower_saving(model, weights, tp, dp)
+    return saving - whole + _full_tp_less(model, weights, tp, dp, kept) + tower

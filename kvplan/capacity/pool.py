@@ -95,15 +95,18 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
     model = plan.model
     weights = plan_weights(model, deployment)
     stage_weights = stage_weight_bytes(weights, model.num_layers, deployment.tp, deployment.pp)
-    if deployment.dp > 1 or deployment.ep:  # the routed experts over a stage's dp x tp GPUs (capacity.experts_pp)
+    # the routed experts over a stage's dp x tp GPUs (capacity.experts_pp); SGLang's group flags (sglang_groups)
+    if deployment.dp > 1 or deployment.ep or deployment.sglang_groups is not None:
         check_placement(model, weights, deployment.dp, deployment.ep, deployment.pp)
         savings = stage_savings(model, weights, deployment.tp, deployment.dp, deployment.ep, deployment.pp,
                                 deployment.dense_over_all,  # SGLang's attention DP: engines/sglang_dp.py
                                 deployment.redundant_experts,  # EPLB: capacity/eplb.py
                                 deployment.a2a,  # vLLM's all2all backend: its shared experts (engines/vllm_a2a.py)
-                                deployment.replicated_shared)  # SGLang's backend: shared experts whole (sglang_a2a)
+                                deployment.replicated_shared,  # SGLang's backend: shared experts whole (sglang_a2a)
+                                deployment.sglang_groups)  # --enable-dp-lm-head, --moe-dense-tp-size (sglang_groups)
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
-    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine)
+    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine,
+                               deployment.sglang_groups)
     if extra is not None:  # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it
         stage_weights = [w + more for w, more in zip(stage_weights, extra)]
     if deployment.kv_memory_bytes is not None:

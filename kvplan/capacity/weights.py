@@ -191,17 +191,18 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
 
 
 def engine_stage_delta(model: ModelSpec, weights: Weights, tp: int, pp: int = 1, dp: int = 1,
-                       split_engine: str = "vllm") -> list[int] | None:
+                       split_engine: str = "vllm", groups=None) -> list[int] | None:
     """Bytes one GPU of each pipeline stage holds beyond stage_weight_bytes' split (vLLM 0.34's) where the plan
     follows another engine's (Deployment.split_engine): under "sglang" the vision tower as SGLang 0.5.23 splits it,
     on the first stage, the figure SGLang's report adds (engines/sglang_report.record_tower -> sglang_tower.py
     tower_delta; under attention DP the tower is placed by capacity/experts.py placement_saving instead). None where
-    nothing differs. The engine modules load only here, for an SGLang plan."""
+    nothing differs. The engine modules load only here, for an SGLang plan. groups: Deployment.sglang_groups
+    (--mm-enable-dp-encoder: the tower whole, engines/sglang_groups.py)."""
     if split_engine != "sglang":
         return None
     from ..engines.sglang_report import record_tower
 
-    got = record_tower(model, weights, tp, pp, dp)
+    got = record_tower(model, weights, tp, pp, dp, groups)
     return list(got.stage_bytes) if got is not None and any(got.stage_bytes) else None
 
 

@@ -6,8 +6,8 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    All2AllOpt, BatchOpt, GpusPerNodeOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, GpusPerNodeOpt, HbmOpt, KvDtypeOpt,
+    DpEncoderOpt, DpLmHeadOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -29,6 +29,9 @@ def estimate_command(
     all2all_backend: All2AllOpt = None,
     moe_a2a_backend: MoeA2AOpt = None,
     gpus_per_node: GpusPerNodeOpt = 8,
+    enable_dp_lm_head: DpLmHeadOpt = False,
+    moe_dense_tp_size: MoeDenseTpOpt = None,
+    mm_enable_dp_encoder: DpEncoderOpt = False,
     redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
@@ -76,6 +79,8 @@ def estimate_command(
         num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
         all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend, gpus_per_node=gpus_per_node,
+        enable_dp_lm_head=enable_dp_lm_head, moe_dense_tp_size=moe_dense_tp_size,
+        mm_enable_dp_encoder=mm_enable_dp_encoder,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

@@ -31,8 +31,9 @@ Read in the sglang 0.5.23 wheel (srt/...):
 - refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it); an architecture outside
   DP_FAMILIES (models/llama.py and qwen2.py split the attention heads over the whole --tp).
 
+--enable-dp-lm-head and --moe-dense-tp-size move the LM head and the dense MLPs: engines/sglang_groups.py.
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
---enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots, EPLB's recorder and manager state.
+the fused shared expert slots, EPLB's recorder and manager state.
 EPLB's redundant experts (--ep-num-redundant-experts R) are modelled: capacity/eplb.py; --moe-a2a-backend:
 engines/sglang_a2a.py.
 """
@@ -190,7 +191,8 @@ def dense_ep_refusal(model, gpus: int) -> None:
                          "leave --ep out")
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None,
+                encoder_whole: bool = False) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
     split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0 (with
     redundant experts, the physical ones: capacity/eplb.py check_redundant); and --ep with --pp, which kvplan has not
@@ -206,7 +208,8 @@ def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, re
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
                          "choose --tp so that it divides the experts, or use --engine vllm")
-    if dp > 1 and gpus >= dp and (model.architecture or "") in DP_FAMILIES:  # (fit asks with gpus 1: per split)
+    # (fit asks with gpus 1: per split); --mm-enable-dp-encoder builds the tower at TP 1 (engines/sglang_groups.py)
+    if dp > 1 and gpus >= dp and (model.architecture or "") in DP_FAMILIES and not encoder_whole:
         from .sglang_dp_vision import check_tower
 
         check_tower(model, gpus // dp, dp)

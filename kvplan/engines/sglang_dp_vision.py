@@ -41,7 +41,8 @@ in the 0.5.23 wheel (python/sglang/srt/...):
   vision_utils.update_vit_attn_dummy_heads_config pads the vision heads to a multiple of the attention TP size
   (num_dummy_heads): VisionAttention builds qkv_proj and proj for heads + dummy heads, zero-filled at load.
 
-Not modelled: --mm-enable-dp-encoder (qwen3_vl.py, kimi_k25.py: the tower "replicated", whole on every GPU); a tower
+--mm-enable-dp-encoder (the tower "replicated", whole on every GPU): engines/sglang_groups.py for qwen3_vl.py's
+families (Qwen3-VL-MoE here), instead of this module; not modelled for kimi_k25.py and glm4v.py. Not modelled: a tower
 under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted). Without
 attention DP, engines/sglang_tower.py splits the tower as SGLang does (weights/vision_tp.py SGLANG_TOWERS, whose
 Qwen3-VL and GLM-4V rules _by_table applies here over the attention TP group).
@@ -107,13 +108,14 @@ def _by_table(model, attn_tp: int) -> DpTower | None:
 
 
 _NOT_DP_ENCODER = " (--mm-enable-dp-encoder, which holds it whole on every GPU, not modelled)"
+_DP_ENCODER = " (without --mm-enable-dp-encoder, which holds it whole on every GPU: engines/sglang_groups.py)"
 # architecture -> (the tower's placement, or None where kvplan does not count the tower; the SGLang file read; what
 # the note says, {tp}: the attention TP size, {gpus}: all --tp GPUs)
 DP_TOWERS = {
     "Llama4ForConditionalGeneration": (_llama4, "mllama4.py", "its attention whole on every GPU, its MLPs, patch "
                                        "linear and adapter over all {gpus} GPUs, the projector whole"),
     "Qwen3VLMoeForConditionalGeneration": (_by_table, "qwen3_vl.py Qwen3VLMoeVisionModel", "over the attention TP "
-                                           "group of {tp}, pos_embed vocab-parallel there too" + _NOT_DP_ENCODER),
+                                           "group of {tp}, pos_embed vocab-parallel there too" + _DP_ENCODER),
     "KimiK25ForConditionalGeneration": (None, "kimi_k25.py", ""),
     "Glm4vMoeForConditionalGeneration": (_by_table, "glm4v.py Glm4vVisionModel", "over the attention TP group of {tp}, "
                                          "its heads padded to a multiple of {tp} with dummy heads, the merger's proj "

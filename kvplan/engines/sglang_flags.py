@@ -122,6 +122,8 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             argv += ["--ep-size", str(dep.tp * dep.dp)]
         if dep.a2a is not None:  # the MoE all-to-all backend asked for (engines/sglang_a2a.py)
             argv += ["--moe-a2a-backend", dep.a2a]
+        if dep.sglang_groups is not None:  # --enable-dp-lm-head / --moe-dense-tp-size (engines/sglang_groups.py)
+            argv += dep.sglang_groups.argv()
         if dep.redundant_experts is not None:  # EPLB's redundant experts (capacity/eplb.py): static, as placed
             argv += ["--ep-num-redundant-experts", str(dep.redundant_experts)]
         if dep.pp > 1:

@@ -8,6 +8,7 @@ from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
 from .sglang_a2a import buffer_note, reserve_mib, shared_note
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
+from .sglang_groups import encoder_whole, notes as groups_notes
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
@@ -219,13 +220,15 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     if record is not None:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
-        if dep.dp > 1 or dep.ep:  # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp)
+        # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp); the group flags (sglang_groups)
+        if dep.dp > 1 or dep.ep or dep.sglang_groups is not None:
             from ..capacity.experts import check_placement, placement_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             # DeepEP: the shared experts whole on every GPU (sglang_a2a), as kvplan's own plan counts them
             less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dense_over_all,
-                                    redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared)
+                                    redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared,
+                                    groups=dep.sglang_groups)
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
@@ -244,13 +247,16 @@ def sglang_tower(result):
     """The vision tower as SGLang splits it where vLLM's split, which kvplan's weights follow, differs
     (engines/sglang_tower.py); nothing where the weights were given (a log's figure, --weight-bytes)."""
     dep = result.deployment
-    return record_tower(result.plan.model, getattr(result, "weights", None) or dep.weights, dep.tp, dep.pp, dep.dp)
+    return record_tower(result.plan.model, getattr(result, "weights", None) or dep.weights, dep.tp, dep.pp, dep.dp,
+                        dep.sglang_groups)
 
 
-def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1):
+def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1, groups=None):
     """sglang_tower for the weights `record` on a (tp, pp, dp) split: SGLang's report and kvplan's own plan under
-    --engine sglang (capacity/weights.py engine_stage_delta) alike. None where the record is none or a given size."""
-    from .sglang_tower import tower_delta
+    --engine sglang (capacity/weights.py engine_stage_delta) alike. None where the record is none or a given size.
+    groups: --mm-enable-dp-encoder builds the tower whole (engines/sglang_groups.py encoder_whole)."""
+    from .sglang_groups import encoder_whole
+    from .sglang_tower import tower_delta, whole_tower
     from .vllm_load import served_from_float32
 
     if record is None or record.source == "given":
@@ -260,6 +266,8 @@ def record_tower(model, record, tp: int, pp: int = 1, dp: int = 1):
         from .vllm_load import downcast_float32
 
         record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
+    if encoder_whole(model, groups):
+        return whole_tower(model, record, tp, pp, served)
     return tower_delta(model, record, tp, pp, dp, served)
 
 
@@ -481,7 +489,8 @@ def refuse_unread(model, dep, rules: Rules) -> list[str]:
 
     from .sglang_vision_refusal import check as check_tower  # a vision tower SGLang fails to build
 
-    check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
+    if not encoder_whole(model, getattr(dep, "sglang_groups", None)):  # --mm-enable-dp-encoder: no heads to split
+        check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
@@ -592,6 +601,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     if how is not None and dep is not None and dep.a2a is not None:  # the all-to-all backend (engines/sglang_a2a.py)
         record = getattr(result, "weights", None) or dep.weights
         notes.extend(n for n in (shared_note(plan.model, record, dep), buffer_note(plan.model, dep)) if n)
+    if how is not None and dep is not None and dep.sglang_groups is not None:  # engines/sglang_groups.py
+        notes.extend(groups_notes(plan.model, getattr(result, "weights", None) or dep.weights, dep))
     if how is not None:
         notes.append("weights as the checkpoint stores them"
                      + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")

@@ -13,7 +13,8 @@ engines/sglang_dp_vision.py place the towers it builds). Read in the wheel (pyth
   (gemma4_mm.py -> gemma4_vision.py Gemma4VisionAttention) splits its vision heads through a QKVParallelLinear on
   the TP group, whose layers/linear.py divide asserts alike;
   qwen2_5_vl.py's blocks are built with the default 0). A vision_config without its
-  heads field is not checked. --mm-enable-dp-encoder (use_data_parallel: tp_size 1, the tower whole) is not modelled.
+  heads field is not checked. Under --mm-enable-dp-encoder (use_data_parallel: tp_size 1, the tower whole) the
+  towers of engines/sglang_groups.py ENCODER_DP split no heads: not checked (sglang_report.check_serving).
 - LLaVA with a CLIP or SigLIP tower. llava.py LlavaForConditionalGeneration.__init__ builds its tower through
   _get_sgl_model_cls(vision_config, AutoModel): transformers' AutoModel maps CLIPVisionConfig to CLIPVisionModel
   and SiglipVisionConfig to SiglipVisionModel (modeling_auto.py MODEL_MAPPING_NAMES), then
