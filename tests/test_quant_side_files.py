@@ -152,3 +152,13 @@ def test_vllm_022_and_later_note_gptq_bits_other_than_4_and_8():
     asym = {**three, "bits": 4, "sym": False}
     assert "sym False" in unsupported_note(asym, "0.22.0")
     assert unsupported_note({**three, "bits": 8}, "0.34.0") is None
+
+
+def test_every_vllm_release_read_notes_8_bit_awq():
+    from kvplan.engines.vllm_quant_support import unsupported_note
+
+    # vLLM 0.11.0 / 0.21.0 awq.py: weight_bits != 4 raises; 0.22.0-0.34.0 auto_awq.py TYPE_MAP {4: uint4}
+    eight = {"quant_method": "awq", "bits": 8, "group_size": 128, "zero_point": True}
+    assert "4 bits only" in unsupported_note(eight, "0.11.0")
+    assert "4 bits only" in unsupported_note(eight, "0.34.0")
+    assert unsupported_note({**eight, "bits": 4}, "0.34.0") is None
