@@ -165,24 +165,55 @@ def with_hf_quant_config(raw: dict, quant: dict | None) -> dict:
 
 
 # AutoGPTQ writes its settings to quantize_config.json (auto_gptq/quantization/config.py QUANT_CONFIG_FILENAME,
-# BaseQuantizeConfig.save_pretrained: bits, group_size, desc_act, sym, ...; no quant_method before 0.7) beside a
-# config.json without a quantization_config, as the GPTQ checkpoints made before transformers 4.32 read GPTQ from
-# config.json hold it (TheBloke's of 2023). vLLM 0.34 reads the file under --quantization gptq
-# (model_loader/weight_utils.py get_quant_config: AutoGPTQConfig.get_config_filenames, ["quantize_config.json"]);
-# whatever the flag, the checkpoint stores GPTQ's tensors, so kvplan sizes the weights from it
+# BaseQuantizeConfig.save_pretrained: bits, group_size, desc_act, sym, ...; no quant_method before 0.7) and AutoAWQ
+# before its transformers integration to quant_config.json (awq/models/base.py save_quantized: its quant_config
+# dict, w_bit, q_group_size, zero_point, version) beside a config.json without a quantization_config (TheBloke's
+# checkpoints of 2023). vLLM 0.34 reads such a file only where config.json, its text_config and its
+# compression_config hold no quantization (model_loader/weight_utils.py get_quant_config: then it globs the
+# checkpoint's *.json for a name ending in one of quant_cls.get_config_filenames(): auto_gptq.py AutoGPTQConfig
+# ["quantize_config.json"], auto_awq.py AutoAWQConfig ["quantize_config.json", "quant_config.json"]; two matches
+# are refused, "Found multiple config files"); SGLang 0.5.23 names the same files (gptq/gptq.py, awq/awq.py
+# get_config_filenames). vLLM picks the class from --quantization; kvplan, without the flag, from the file's
+# layout, and reads the two exact names (for a Hub repo one GET each, no listing of the repository)
 GPTQ_QUANTIZE_CONFIG = "quantize_config.json"
+AWQ_QUANT_CONFIG = "quant_config.json"
+SIDE_QUANT_CONFIGS = (GPTQ_QUANTIZE_CONFIG, AWQ_QUANT_CONFIG)
 
 
-def with_quantize_config(raw: dict, quant) -> dict:
-    """raw with AutoGPTQ's quantize_config.json as its quantization_config (quant_method gptq where the file names
-    none) when config.json has none; a file of another layout (no bits and desc_act, no quant_method) is not read."""
-    if raw.get("quantization_config") is not None or not isinstance(quant, dict):
+def side_quant_layout(quant, filename: str) -> dict | None:
+    """A side file's quantization with its quant_method (None: a layout kvplan does not read): its own quant_method;
+    else GPTQ where it has bits and desc_act (AutoGPTQConfig.from_config's keys; quantize_config.json only), AWQ where
+    it has w_bit or q_group_size and zero_point (AutoAWQConfig.from_config's)."""
+    if not isinstance(quant, dict):
+        return None
+    if quant.get("quant_method") is not None:
+        return quant
+    if filename == GPTQ_QUANTIZE_CONFIG and "bits" in quant and "desc_act" in quant:
+        return {**quant, "quant_method": "gptq"}
+    if ("w_bit" in quant or "q_group_size" in quant) and "zero_point" in quant:
+        return {**quant, "quant_method": "awq"}
+    return None
+
+
+def with_side_quant_config(raw: dict, read, where: str) -> dict:
+    """raw with the first side file (SIDE_QUANT_CONFIGS, in order) whose layout kvplan reads as its
+    quantization_config, where raw holds none (configs/checkpoint_dtype.py checkpoint_quantization_config: the
+    config's, its compression_config, its text model's). read(filename): the file's dict, or None where there is
+    none (only the files needed are read). A file vLLM and SGLang both refuse is one ConfigError naming it."""
+    from .configs.checkpoint_dtype import checkpoint_quantization_config
+    from .configs.quant_bytes import refusal
+    from .errors import ConfigError
+
+    if checkpoint_quantization_config(raw) is not None:
         return raw
-    if quant.get("quant_method") is None:
-        if "bits" not in quant or "desc_act" not in quant:
-            return raw
-        quant = {**quant, "quant_method": "gptq"}
-    return {**raw, "quantization_config": quant}
+    for filename in SIDE_QUANT_CONFIGS:
+        quant = side_quant_layout(read(filename), filename)
+        if quant is not None:
+            problem = refusal(quant)
+            if problem:
+                raise ConfigError(f"{where}/{filename}: {problem}", "neither engine would load the checkpoint so")
+            return {**raw, "quantization_config": quant}
+    return raw
 
 
 def with_compression_config(raw: dict) -> dict:
@@ -200,8 +231,8 @@ def with_compression_config(raw: dict) -> dict:
 
 
 def read_config_file(path: Path) -> dict:
-    """A config file; a config.json gets the hf_quant_config.json (or AutoGPTQ's quantize_config.json) beside it
-    when it has no quantization_config."""
+    """A config file; a config.json gets the hf_quant_config.json (or AutoGPTQ's quantize_config.json, AutoAWQ's
+    quant_config.json: with_side_quant_config) beside it when it has no quantization_config."""
     raw = read_json_file(path)
     from .configs import mistral_params
 
@@ -211,9 +242,10 @@ def read_config_file(path: Path) -> dict:
         beside = path.parent / HF_QUANT_CONFIG
         if beside.is_file():
             raw = with_hf_quant_config(raw, read_json_file(beside))
-        gptq = path.parent / GPTQ_QUANTIZE_CONFIG
-        if raw.get("quantization_config") is None and gptq.is_file():
-            raw = with_quantize_config(raw, read_json_file(gptq))
+        def beside_file(name):
+            return read_json_file(path.parent / name) if (path.parent / name).is_file() else None
+
+        return with_side_quant_config(with_compression_config(raw), beside_file, str(path.parent))
     return with_compression_config(raw)
 
 
@@ -285,7 +317,8 @@ def _tokenizer_beside(config: Path) -> tuple[str | None, str | None]:
 
 def _hub_config(repo_id: str, revision: str | None) -> Loaded:
     """A Hub repo's config.json (one bounded request, or the local HF cache: kvplan/hub.py), with its
-    hf_quant_config.json when config.json has no quantization_config, and its tokenizer_config.json."""
+    hf_quant_config.json when config.json has no quantization_config (else its quantize_config.json or
+    quant_config.json: with_side_quant_config, as for a folder), and its tokenizer_config.json."""
     from .hub import config_lookup, side_file_text
 
     text, source, answered = config_lookup(repo_id, revision)
@@ -295,6 +328,12 @@ def _hub_config(repo_id: str, revision: str | None) -> Loaded:
         if quant is not None:
             raw = with_hf_quant_config(raw, parse_json_text(quant, f"{source}/{HF_QUANT_CONFIG}"))
     raw = with_compression_config(raw)
+
+    def hub_file(name):
+        text = side_file_text(repo_id, revision, name, answered)
+        return None if text is None else parse_json_text(text, f"{source}/{name}")
+
+    raw = with_side_quant_config(raw, hub_file, source)
     where = f"{source}/{TOKENIZER_CONFIG}"
     code = _tokenizer_text(side_file_text(repo_id, revision, TOKENIZER_CONFIG, answered), where)
     return Loaded(raw, repo_id, source, code, where if code is not None else None)

@@ -178,7 +178,7 @@ def test_fp8_keeps_embeddings_and_head_in_bf16():
                                                                             "strategy": "channel"}}}},
      "quantizes only"),
     ({"quant_method": "mxfp4"}, "model_type 'llama'"),
-    ({"quant_method": "awq", "bits": 4, "group_size": "128"}, "group_size is '128'"),
+    ({"quant_method": "awq", "bits": 4, "group_size": "128", "zero_point": True}, "group_size is '128'"),
 ])
 def test_a_format_kvplan_cannot_size_refuses_gpu_plans_and_says_why(tmp_path, quant, reason):
     path = tmp_path / "quantized.json"

@@ -201,6 +201,43 @@ def _gptq(q: dict) -> QuantBytes:
                       unsized=_GPTQ_ZERO_BIASES)
 
 
+# What both engines refuse in a GPTQ or AWQ config when they read it (vLLM 0.34 auto_gptq.py
+# AutoGPTQConfig.from_config, auto_awq.py AutoAWQConfig.from_config; SGLang 0.5.23 gptq/gptq.py GPTQConfig.from_config,
+# awq/awq.py AWQConfig.from_config): a key read with get_from_keys ("Cannot find any of [...] in the model's
+# quantization config"), and bits neither takes: SGLang's GPTQConfig.__init__ takes 2, 3, 4 or 8 ("only 2/3/4/8-bit"),
+# vLLM 0.22-0.34 AutoGPTQConfig.TYPE_MAP only 4 or 8 with sym (engines/vllm_quant_support.py, a note per release);
+# AWQ: vLLM 0.34 AutoAWQConfig.TYPE_MAP 4, SGLang 0.5.23 AWQConfig 4 and AWQMarlinConfig.TYPE_MAP 4 or 8
+_REQUIRED = {"gptq": (("bits",), ("group_size",), ("desc_act",)),
+             "awq": (("w_bit", "bits"), ("q_group_size", "group_size"), ("zero_point",))}
+_BITS = {"gptq": (2, 3, 4, 8), "awq": (4, 8)}
+
+
+def _listed(values) -> str:
+    """2, 3, 4 or 8"""
+    *head, last = map(str, values)
+    return f"{', '.join(head)} or {last}" if head else last
+
+
+def refusal(quant: dict) -> str | None:
+    """Why vLLM 0.34 and SGLang 0.5.23 both refuse this GPTQ or AWQ quantization config, naming the field and what
+    they accept (None: another format, or one they read; a value of the wrong type is left to _gptq / _awq)."""
+    method = str(quant.get("quant_method") or "").lower()
+    kind = "gptq" if method in ("gptq", "auto_gptq", "gptq_marlin") else "awq" if method in (
+        "awq", "auto_awq", "awq_marlin") else None
+    if kind is None:
+        return None
+    for keys in _REQUIRED[kind]:
+        if not any(key in quant for key in keys):
+            return (f"{kind.upper()} config without {' or '.join(keys)}, which vLLM 0.34 and SGLang 0.5.23 require "
+                    f"(\"Cannot find any of {list(keys)} in the model's quantization config\")")
+    field = next(key for key in _REQUIRED[kind][0] if key in quant)
+    bits = quant[field]
+    if isinstance(bits, int) and not isinstance(bits, bool) and bits not in _BITS[kind]:
+        return (f"{field} is {bits}; SGLang 0.5.23 loads {kind.upper()} with {_listed(_BITS[kind])} "
+                f"bits, vLLM 0.34 with {'4 or 8' if kind == 'gptq' else '4'}")
+    return None
+
+
 # AutoGPTQ up to 0.7.1, its last release, stores a zero float16 bias [out] beside each quantized linear of a
 # bias-less model (auto_gptq/modeling/_utils.py make_quant built every QuantLinear with bias=True until PR #602,
 # commit 82070a1 of 2024-03-25, after v0.7.1); the config does not say which release made the checkpoint. vLLM 0.34 skips them at load (models/utils.py

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+from ..errors import ConfigError
 from . import quant_bytes, quant_mlx, quant_stored
 from .checkpoint_dtype import WEIGHTS_NOT_SIZED, _float_dtype, _misshapen_quantization_config, _quantization_config
 from .fields import Fields
@@ -51,6 +52,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=
     if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
         return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
     quant = _quantization_config(raw, f)
+    problem = quant_bytes.refusal(quant) if quant else None
+    if problem:
+        raise ConfigError(f"{f.source}: quantization_config: {problem}", "neither engine would load the checkpoint so")
     if not quant or not total:
         # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
         whole, kv = _replicated_counter(f, layers, dims, total, plain_bytes) if total else (0, None)
