@@ -147,9 +147,10 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     dense MLP, then its routed experts (module doc); None where it builds them, or nothing is checked. The FP8
     block rules are applied to vLLM 0.34 (version None: the latest) only."""
     from .vllm_load import raw_config
+    from .vllm_rules import TP_REPLICATED
 
     raw = raw_config(model) if tp * dp > 1 else None
-    if not raw:
+    if not raw or raw.get("model_type") in TP_REPLICATED:  # built whole on every rank (ZAYA1: zaya.py)
         return None
     block = _fp8_block(model, raw) if (version or READ_IN).startswith(READ_IN) else None
     model_type = str(raw.get("model_type") or "")
