@@ -129,7 +129,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
              num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None,
-             gpu: str | None = None, release: str | None = None) -> VllmPool:
+             gpu: str | None = None, release: str | None = None, dp: int = 1, ep: bool = False) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -143,7 +143,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
     catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
     release: the vLLM release asked for (default rules.version): its registry says whether pp > 1 is refused
-    (kvplan.engines.vllm_pp).
+    (kvplan.engines.vllm_pp). dp, ep: --data-parallel-size and --enable-expert-parallel, which decide how the routed
+    experts split (kvplan.engines.vllm_widths).
     """
     from ..configs.quant_mlx import refusal
 
@@ -187,6 +188,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         from .vllm_vision_refusal import check as check_vision_heads
 
         check_vision_heads(model, tp)
+    if tp * dp > 1:  # a text MLP / expert / FP8-block width the split does not divide (engines/vllm_widths.py)
+        from .vllm_widths import check as check_widths
+
+        check_widths(model, tp, dp, ep, release or rules.version)
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):

@@ -172,7 +172,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     max_num_seqs=max_num_seqs or rules.max_num_seqs(gpu.memory_bytes if gpu else None,
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
-                    draft_model=draft, gpu=gpu.name if gpu else None, release=release)
+                    draft_model=draft, gpu=gpu.name if gpu else None, release=release,
+                    dp=dep.dp if dep else 1, ep=bool(dep and dep.ep))
     if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
         pool = replace(pool, reserved_bytes=reserved)
     served = check(plan.model.registry_names, release or rules.version, plan.model)

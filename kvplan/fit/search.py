@@ -340,7 +340,8 @@ class _Engine:
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
                 max_num_seqs=self.rules.max_num_seqs(deployment.gpu.memory_bytes, deployment.gpu.name),
-                draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft, gpu=deployment.gpu.name)
+                draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft, gpu=deployment.gpu.name,
+                dp=deployment.dp, ep=deployment.ep)
         if not pool.fits and pool.estimated_max_model_len is None:
             # a start refusal that is not about memory (a model with Mamba layers whose max_num_seqs exceeds the
             # blocks, 0.20+): the planner refuses the candidate, so the screen does too
@@ -653,6 +654,10 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             from ..engines.vllm_vision_refusal import refusal as vllm_vision_refusal
 
             bad = vllm_vision_refusal(model, tp)
+        if bad is None and engine.name == "vllm":  # a text MLP / expert width vLLM cannot split (engines/vllm_widths.py)
+            from ..engines.vllm_widths import refusal as vllm_width_refusal
+
+            bad = vllm_width_refusal(model, tp, dp, _ep_of(engine, model, tp, dp), engine.release)
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
