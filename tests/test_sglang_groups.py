@@ -174,3 +174,20 @@ def test_dp_encoder_lifts_the_vision_heads_refusal(cli):
     assert code == 2 and "16 vision heads" in err
     code, _, err = cli(*base, "--mm-enable-dp-encoder")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("model,flags,said,unsaid", [
+    # deepseek_v2.py DeepseekV2DecoderLayer: the dense MLP "replicated" under is_dense_ffn_fully_dp();
+    # ParallelLMHead use_attn_tp_group=enable_dp_lm_head: neither is split over all 8 GPUs then
+    ("deepseek-v3", ["--tp", "8", "--dp", "8", "--enable-dp-lm-head", "--moe-dense-tp-size", "1"],
+     ("dense MLPs whole on every GPU (--moe-dense-tp-size 1)", "LM head over the attention TP group of 1"),
+     "dense MLPs, shared experts and the LM head split over all"),
+    # qwen3_vl.py use_data_parallel = mm_enable_dp_encoder: the tower whole, not over the attention TP group
+    ("qwen3-vl-30b-a3b", ["--tp", "4", "--dp", "4", "--mm-enable-dp-encoder"],
+     ("the vision tower whole on every GPU (--mm-enable-dp-encoder)",), "the vision tower as SGLang's"),
+])
+def test_placement_note_follows_the_flags(cli, model, flags, said, unsaid):
+    code, out, err = cli("estimate", model, "--gpu", "h200", "--context", "8k", "--engine", "sglang", *flags)
+    assert code == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("note: SGLang --tp"))
+    assert all(s in note for s in said) and unsaid not in note, note
