@@ -387,7 +387,7 @@ def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: boo
                              "vLLM)", "vLLM's is --all2all-backend")
         from .engines.sglang_a2a import check_backend as check_sglang
 
-        return check_sglang(sglang_name, ep)
+        return check_sglang(sglang_name, ep, tp)
     return None
 
 

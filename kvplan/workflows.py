@@ -161,7 +161,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         if "sglang" in (request.engine.name, request.engine.emit):
             from .engines.sglang_dp import placement_note
 
-            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, deployment.redundant_experts)
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, deployment.redundant_experts,
+                                  getattr(deployment, "sglang_groups", None))
         else:
             from .capacity.experts import placement_note
 

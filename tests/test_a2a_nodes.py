@@ -104,6 +104,9 @@ def test_vllm_low_latency_notes_nvlink_peers_across_nodes(engine_json):
     # EP 8 on two nodes of 4: vLLM passes an RDMA buffer, DeepEP's Buffer asserts num_ranks > 8 in normal mode
     (["--dp", "8", *VLLM_HT, "--gpus-per-node", "4"], "asserts more than 8 ranks"),
     (["--tp", "4", "--pp", "2", "--dp", "2", *VLLM_HT], "asserts more than 8 ranks"),
+    # deep_ep.cpp Buffer::Buffer asserts num_ranks < 8 or num_ranks % 8 == 0 in both modes: EP 12 (12 % 8 = 4)
+    (["--dp", "12", *VLLM_HT], "8 does not divide 12"),
+    (["--dp", "12", "--engine", "vllm", "--ep", "--all2all-backend", "deepep_low_latency"], "8 does not divide 12"),
 ])
 def test_refusals_are_one_line(run, args, words):
     code, _, err = run(*args)
@@ -123,3 +126,12 @@ def test_node_size_is_accepted_where_it_changes_nothing(run):
     # no all-to-all backend: a node size that 16 GPUs do not fill whole is not an error (nothing reads it)
     code, _, err = run("--tp", "16", "--gpus-per-node", "6")
     assert code == 0, err
+
+
+def test_sglang_deepep_ep_size_refused_by_deepeps_buffer(cli):
+    # GLM-4.7 (96 query heads) at --tp 12: SGLang's DeepEP group is the 12 TP GPUs (--ep-size = --tp), and
+    # deep_ep.cpp Buffer::Buffer asserts num_ranks < 8 or num_ranks % 8 == 0 (12 % 8 = 4)
+    code, _, err = cli("estimate", "glm-4.7", "--gpu", "h200", "--context", "32k", "--engine", "sglang", "--tp", "12",
+                       "--ep", "--moe-a2a-backend", "deepep")
+    lines = err.strip().splitlines()
+    assert code != 0 and len(lines) == 1 and "8 does not divide 12" in lines[0], err

@@ -130,7 +130,22 @@ def test_a_gptq_config_without_group_size_is_refused(tmp_path):
 def test_an_awq_side_file_with_bits_neither_engine_loads_is_refused(tmp_path):
     folder = _folder(tmp_path, {"zero_point": True, "q_group_size": 128, "w_bit": 3, "version": "GEMM"},
                      "quant_config.json")
-    _refused(folder / "config.json", "quant_config.json", "w_bit is 3", "4 or 8")
+    # AutoAWQ's layout (w_bit, q_group_size): SGLang's AWQConfig, 4 bits only (awq/awq.py AWQConfig.__init__)
+    _refused(folder / "config.json", "quant_config.json", "w_bit is 3", "AWQ with 4 bits", "vLLM 0.34 with 4")
+
+
+def test_an_8_bit_autoawq_layout_is_refused_by_both_engines(tmp_path):
+    # SGLang 0.5.23 takes 8-bit AWQ only through AWQMarlinConfig (TYPE_MAP 4, 8), reached from a config that names
+    # bits and group_size: awq/awq.py is_awq_marlin_compatible reads quant_config.get("bits") (None for AutoAWQ's
+    # w_bit: no conversion), AWQMarlinConfig.from_config get_from_keys(["bits"]); AWQConfig.__init__ raises on
+    # weight_bits != 4. vLLM 0.34 auto_awq.py AutoAWQConfig.TYPE_MAP {4}. So w_bit 8 loads on neither
+    folder = _folder(tmp_path, {"zero_point": True, "q_group_size": 128, "w_bit": 8, "version": "GEMM"},
+                     "quant_config.json")
+    _refused(folder / "config.json", "quant_config.json", "w_bit is 8", "AWQMarlinConfig")
+    # the transformers layout (bits, group_size) at 8 bits is SGLang's AWQMarlinConfig: not refused
+    from kvplan.configs.quant_bytes import refusal
+
+    assert refusal({"quant_method": "awq", "bits": 8, "group_size": 128, "zero_point": True}) is None
 
 
 def test_a_side_file_is_not_read_where_the_config_holds_a_compression_config(tmp_path):

@@ -174,3 +174,49 @@ def test_dp_encoder_lifts_the_vision_heads_refusal(cli):
     assert code == 2 and "16 vision heads" in err
     code, _, err = cli(*base, "--mm-enable-dp-encoder")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("model,flags,said,unsaid", [
+    # deepseek_v2.py DeepseekV2DecoderLayer: the dense MLP "replicated" under is_dense_ffn_fully_dp();
+    # ParallelLMHead use_attn_tp_group=enable_dp_lm_head: neither is split over all 8 GPUs then
+    ("deepseek-v3", ["--tp", "8", "--dp", "8", "--enable-dp-lm-head", "--moe-dense-tp-size", "1"],
+     ("dense MLPs whole on every GPU (--moe-dense-tp-size 1)", "LM head over the attention TP group of 1"),
+     "dense MLPs, shared experts and the LM head split over all"),
+    # qwen3_vl.py use_data_parallel = mm_enable_dp_encoder: the tower whole, not over the attention TP group
+    ("qwen3-vl-30b-a3b", ["--tp", "4", "--dp", "4", "--mm-enable-dp-encoder"],
+     ("the vision tower whole on every GPU (--mm-enable-dp-encoder)",), "the vision tower as SGLang's"),
+])
+def test_placement_note_follows_the_flags(cli, model, flags, said, unsaid):
+    code, out, err = cli("estimate", model, "--gpu", "h200", "--context", "8k", "--engine", "sglang", *flags)
+    assert code == 0, err
+    note = next(line for line in out.splitlines() if line.startswith("note: SGLang --tp"))
+    assert all(s in note for s in said) and unsaid not in note, note
+
+
+def test_moe_dense_tp_size_mimo_v2_reads_it(cli):
+    # mimo_v2.py MiMoV2DecoderLayer builds the dense MLP "replicated" under is_dense_ffn_fully_dp(), and
+    # MiMoV2ForCausalLM (EntryClass, the MiMo-V2.5 / V2.6 configs' architecture) is the base of MiMoV2FlashForCausalLM.
+    # MiMo-V2.6-Flash: moe_layer_freq[0] = 0, one dense layer, hidden 4,096, intermediate 16,384, FP8 blocks 128 x 128:
+    # 3 x (16,384 x 4,096 B + 128 x 32 x 4 B of scales) = 201,375,744 B; whole instead of an eighth at --tp 8:
+    # + 201,375,744 - 25,171,968 = 176,203,776 B a GPU
+    def get(*extra):
+        code, out, err = cli("estimate", "tests/data/configs/mimo-v2.6-flash.json", "--gpu", "h200", "--context", "8k",
+                             "--engine", "sglang", "--tp", "8", *extra, "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["engine"]
+
+    before, after = get(), get("--moe-dense-tp-size", "1")
+    assert after["weight_bytes_per_gpu"] - before["weight_bytes_per_gpu"] == 176_203_776
+
+
+def test_moe_dense_tp_size_unmodelled_family_is_not_said_to_ignore_it():
+    # xllm.py XllmDecoderLayer: mlp_parallel_group = "replicated" if is_dense_ffn_fully_dp() else "tp": the flag is
+    # read, kvplan does not size it; the note must not say "does not read it"
+    from types import SimpleNamespace
+
+    from kvplan.engines.sglang_groups import GroupFlags, notes
+
+    model = SimpleNamespace(architecture="XllmForCausalLM", model_type="xllm")
+    dep = SimpleNamespace(sglang_groups=GroupFlags(moe_dense_tp=1), tp=8, dp=1, dense_over_all=False)
+    (line,) = notes(model, None, dep)
+    assert "not modelled" in line and "xllm.py" in line and "does not read it" not in line

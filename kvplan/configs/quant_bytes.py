@@ -206,10 +206,14 @@ def _gptq(q: dict) -> QuantBytes:
 # awq/awq.py AWQConfig.from_config): a key read with get_from_keys ("Cannot find any of [...] in the model's
 # quantization config"), and bits neither takes: SGLang's GPTQConfig.__init__ takes 2, 3, 4 or 8 ("only 2/3/4/8-bit"),
 # vLLM 0.22-0.34 AutoGPTQConfig.TYPE_MAP only 4 or 8 with sym (engines/vllm_quant_support.py, a note per release);
-# AWQ: vLLM 0.34 AutoAWQConfig.TYPE_MAP 4, SGLang 0.5.23 AWQConfig 4 and AWQMarlinConfig.TYPE_MAP 4 or 8
+# AWQ: vLLM 0.34 AutoAWQConfig.TYPE_MAP 4, SGLang 0.5.23 AWQConfig 4 and AWQMarlinConfig.TYPE_MAP 4 or 8. SGLang
+# reaches AWQMarlinConfig only from a config naming bits and group_size: awq/awq.py is_awq_marlin_compatible reads
+# quant_config.get("bits") / .get("group_size") (None: no conversion) and AWQMarlinConfig.from_config
+# get_from_keys(["bits"]) / (["group_size"]), so AutoAWQ's w_bit / q_group_size layout stays on AWQConfig, 4 bits only
 _REQUIRED = {"gptq": (("bits",), ("group_size",), ("desc_act",)),
              "awq": (("w_bit", "bits"), ("q_group_size", "group_size"), ("zero_point",))}
 _BITS = {"gptq": (2, 3, 4, 8), "awq": (4, 8)}
+_AWQ_MARLIN_KEYS = ("bits", "group_size")  # SGLang's AWQMarlinConfig, the one AWQ class of either engine taking 8
 
 
 def _listed(values) -> str:
@@ -231,10 +235,13 @@ def refusal(quant: dict) -> str | None:
             return (f"{kind.upper()} config without {' or '.join(keys)}, which vLLM 0.34 and SGLang 0.5.23 require "
                     f"(\"Cannot find any of {list(keys)} in the model's quantization config\")")
     field = next(key for key in _REQUIRED[kind][0] if key in quant)
-    bits = quant[field]
-    if isinstance(bits, int) and not isinstance(bits, bool) and bits not in _BITS[kind]:
-        return (f"{field} is {bits}; SGLang 0.5.23 loads {kind.upper()} with {_listed(_BITS[kind])} "
-                f"bits, vLLM 0.34 with {'4 or 8' if kind == 'gptq' else '4'}")
+    bits, accepted, why = quant[field], _BITS[kind], ""
+    if kind == "awq" and not all(key in quant for key in _AWQ_MARLIN_KEYS):
+        accepted, why = (4,), (" (8 only through AWQMarlinConfig, which reads bits and group_size, not AutoAWQ's "
+                               "w_bit / q_group_size)")
+    if isinstance(bits, int) and not isinstance(bits, bool) and bits not in accepted:
+        return (f"{field} is {bits}; SGLang 0.5.23 loads {kind.upper()} with {_listed(accepted)} "
+                f"bits{why}, vLLM 0.34 with {'4 or 8' if kind == 'gptq' else '4'}")
     return None
 
 

@@ -75,6 +75,17 @@ def low_latency_rdma_bytes(tokens: int, hidden: int, experts: int) -> int:
     return (total + NUM_BUFFER_ALIGNMENT_BYTES) // NUM_BUFFER_ALIGNMENT_BYTES * NUM_BUFFER_ALIGNMENT_BYTES
 
 
+def check_ranks(ranks: int, backend: str) -> None:
+    """One line where DeepEP's Buffer refuses `ranks` EP ranks in either mode: deep_ep.cpp Buffer::Buffer asserts
+    num_ranks < NUM_MAX_NVL_PEERS or num_ranks % NUM_MAX_NVL_PEERS == 0 (before any buffer is sized)."""
+    from ..errors import UsageError
+
+    if ranks >= NUM_MAX_NVL_PEERS and ranks % NUM_MAX_NVL_PEERS:
+        raise UsageError(f"{backend} with EP {ranks}: DeepEP's Buffer asserts fewer than {NUM_MAX_NVL_PEERS} EP ranks "
+                         f"or a multiple of {NUM_MAX_NVL_PEERS} (deep_ep.cpp Buffer::Buffer), and {NUM_MAX_NVL_PEERS} "
+                         f"does not divide {ranks}", f"use an EP size under {NUM_MAX_NVL_PEERS} or a multiple of it")
+
+
 def rank_groups(ranks: int) -> tuple[int, int]:
     """deep_ep.cpp Buffer::Buffer: (num_nvl_ranks, num_rdma_ranks) of `ranks` EP ranks: at most NUM_MAX_NVL_PEERS
     NVLink peers, whatever the node."""

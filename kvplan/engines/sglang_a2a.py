@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..units import GIB
-from .deepep import NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes, normal_nvl_bytes, normal_rdma_bytes
+from .deepep import NVSHMEM_NOTE, DeepEPBuffer, check_ranks, low_latency_rdma_bytes, normal_nvl_bytes, \
+    normal_rdma_bytes
 from .ep_nodes import NVL_SPLIT_NOTE, sglang_ep_group
 
 DEFAULT = "none"
@@ -52,15 +53,17 @@ LL_DISPATCH_TOKENS = 128  # environ.py SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER
 PARAM_BYTES = 2  # deepep.py _DeepEPDispatcherImplBase.params_bytes
 
 
-def check_backend(name: str, ep: bool) -> str:
-    """SGLang's --moe-a2a-backend as given; one line for a name it does not take, or one that spans EP without
-    kvplan's --ep."""
+def check_backend(name: str, ep: bool, tp: int = 1) -> str:
+    """SGLang's --moe-a2a-backend as given; one line for a name it does not take, one that spans EP without
+    kvplan's --ep, or DeepEP on an EP size (tp: SGLang's --tp, the EP group) its Buffer refuses (deepep.check_ranks)."""
     asked = name.strip().lower()
     if asked not in CHOICES:
         raise UsageError(f"--moe-a2a-backend {name!r}: not one of SGLang 0.5.23's ({', '.join(CHOICES)})")
     if asked in EP_SPANNING and not ep:
         raise UsageError(f"--moe-a2a-backend {asked} needs --ep: SGLang 0.5.23 sets ep_size = tp_size under it "
                          "(arg_groups/overrides.py _a2a_ep_size)", "add --ep")
+    if asked == "deepep":
+        check_ranks(tp, f"--moe-a2a-backend {asked}")
     return asked
 
 

@@ -80,8 +80,9 @@ def per_rank_requests(max_running_requests: int | None, dep) -> int | None:
     return max(1, max_running_requests // dep.dp)
 
 
-def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = None) -> str | None:
-    """The line an SGLang plan with attention DP (or --ep) prints: how it places the model, what it leaves out."""
+def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = None, groups=None) -> str | None:
+    """The line an SGLang plan with attention DP (or --ep) prints: how it places the model, what it leaves out;
+    groups: --enable-dp-lm-head / --moe-dense-tp-size / --mm-enable-dp-encoder (engines/sglang_groups.py)."""
     from ..capacity.eplb import eplb_text
     from ..capacity.experts import is_moe
 
@@ -95,11 +96,20 @@ def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = No
         line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs")
                  + eplb_text(model, gpus, redundant, "sglang"))
     if dp > 1:
+        from .sglang_groups import dense_whole, encoder_whole, head_moves
+
         path, _ = DP_FAMILIES.get(model.architecture or "", ("", ""))
-        line += f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs ({path.rpartition('/')[2]})"
+        dense, head = dense_whole(model, groups), head_moves(model, groups, dp)
+        split = [name for name, moved in (("dense MLPs", dense), ("shared experts", False), ("the LM head", head))
+                 if not moved]
+        line += (f"; {', '.join(split[:-1])} and {split[-1]}" if len(split) > 1 else f"; {split[0]}")
+        line += f" split over all {gpus} GPUs ({path.rpartition('/')[2]})"
+        line += "; the dense MLPs whole on every GPU (--moe-dense-tp-size 1)" if dense else ""
+        line += f"; the LM head over the attention TP group of {tp} (--enable-dp-lm-head)" if head else ""
         from .sglang_dp_vision import tower_note
 
-        tower = tower_note(model, tp, dp)
+        tower = ("the vision tower whole on every GPU (--mm-enable-dp-encoder)" if encoder_whole(model, groups)
+                 else tower_note(model, tp, dp))
         line += f"; {tower}" if tower else ""
     return line + "; not counted: EPLB's recorder state, the DP groups' NCCL memory"
 

@@ -24,7 +24,8 @@ Read in the sglang 0.5.23 wheel (srt/...):
   (deepseek_v2.py DeepseekV2DecoderLayer, glm4_moe.py Glm4MoeDecoderLayer, glm4_moe_lite.py, mimo_v2.py,
   bailing_moe.py): whole on every GPU, with or without attention DP. The shared experts do not read it
   (DeepseekV2MoE: "replicated" only under an all-to-all backend). tp_size, the whole --tp, is the default group:
-  nothing moves. Other families (qwen2_moe.py, qwen3_moe.py, llama4.py ...) never read it: a note.
+  nothing moves. Other families (qwen2_moe.py, qwen3_moe.py, llama4.py ...) never read it: a note. The files
+  of DENSE_FULLY_DP_UNMODELLED read it as well (grep of srt/models for is_dense_ffn_fully_dp): noted, not sized.
 - `--mm-enable-dp-encoder` (arg_groups/fields/mm.py mm_enable_dp_encoder, default None -> False; no check refuses it,
   arg_groups/parallel_hook.py handle_data_parallelism only warns at TP 1): qwen2_5_vl.py
   Qwen2_5_VLForConditionalGeneration and qwen3_vl.py Qwen3VLForConditionalGeneration (whose __init__ Qwen3-VL-MoE,
@@ -52,8 +53,19 @@ DENSE_FULLY_DP = frozenset({
     "GlmMoeDsaForCausalLM", "KimiK25ForConditionalGeneration",  # deepseek_v2.py subclass, its language model
     "Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration",  # glm4_moe.py Glm4MoeDecoderLayer
     "Glm4MoeLiteForCausalLM", "MiMoV2FlashForCausalLM",  # glm4_moe_lite.py, mimo_v2.py
+    "MiMoV2ForCausalLM",  # mimo_v2.py MiMoV2DecoderLayer, the base of MiMoV2FlashForCausalLM (EntryClass both)
     "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",  # bailing_moe.py
+    "BailingMoEForCausalLM",  # bailing_moe.py, the base BailingMoeForCausalLM derives (EntryClass)
 })
+# architectures whose model file builds its dense MLPs "replicated" under is_dense_ffn_fully_dp() too, kvplan not
+# sizing the move (their layer layouts not read for it): a note says so, never "does not read it"
+DENSE_FULLY_DP_UNMODELLED = {
+    "BailingMoeV3ForCausalLM": "bailing_moe_v3.py", "Ernie4_5_MoeForCausalLM": "ernie4.py",
+    "Ernie4_5_ForCausalLM": "ernie4.py", "Glm5NextForConditionalGeneration": "glm5_next.py",
+    "MiniMaxM3SparseForCausalLM": "minimax_m3.py", "SarvamMLAForCausalLM": "sarvam_moe.py",
+    "SarvamMoEForCausalLM": "sarvam_moe.py", "LLaDA2MoeModelLM": "llada2.py", "XllmForCausalLM": "xllm.py",
+    "K2HorizonForCausalLM": "xllm.py",
+}
 # the architectures whose tower reads mm_enable_dp_encoder, each file read (qwen2_5_vl.py; qwen3_vl.py and its callers)
 ENCODER_DP = frozenset({"Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                         "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
@@ -150,6 +162,10 @@ def notes(model, weights, dep) -> list[str]:
         dense = dense_mlp_bytes(model, weights) if weights is not None else None
         if flags.moe_dense_tp != 1:
             out.append(f"--moe-dense-tp-size {flags.moe_dense_tp} changes nothing: the whole --tp is the default group")
+        elif (model.architecture or "") in DENSE_FULLY_DP_UNMODELLED:
+            out.append(f"--moe-dense-tp-size 1: not modelled for {arch}: "
+                       f"{DENSE_FULLY_DP_UNMODELLED[model.architecture]} builds its dense MLPs whole on every GPU "
+                       "under it too (is_dense_ffn_fully_dp), not sized here: the plan keeps them split over TP")
         elif not dense_whole(model, flags):
             out.append(f"--moe-dense-tp-size 1 changes nothing for {arch}: its model file does not read it "
                        "(layer_boundary/layout.py is_dense_ffn_fully_dp)")

@@ -49,8 +49,8 @@ from __future__ import annotations
 from .._record import record
 from ..capacity.experts import SEQUENCE_PARALLEL_BACKENDS
 from ..errors import UsageError
-from .deepep import NUM_MAX_NVL_PEERS, NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes, normal_nvl_bytes, \
-    normal_rdma_bytes
+from .deepep import NUM_MAX_NVL_PEERS, NVSHMEM_NOTE, DeepEPBuffer, check_ranks, low_latency_rdma_bytes, \
+    normal_nvl_bytes, normal_rdma_bytes
 from .ep_nodes import DEFAULT_GPUS_PER_NODE, NVL_SPLIT_NOTE, EPNodes, vllm_ep_group
 
 DEFAULT = "allgather_reducescatter"
@@ -83,6 +83,8 @@ def check_backend(name: str, dp: int, ep: bool, *, tp: int = 1, pp: int = 1,
                          "with --enable-expert-parallel and --data-parallel-size > 1 "
                          "(FusedMoEParallelConfig.use_all2all_kernels)", "add --ep and --dp N, or leave it out")
     resolved = RENAMED.get(asked, asked)
+    if resolved in ("deepep_high_throughput", "deepep_low_latency"):
+        check_ranks(dp * tp, f"--all2all-backend {resolved}")
     nodes = vllm_ep_group(tp, pp, dp, gpus_per_node)
     if resolved == "deepep_high_throughput" and nodes.spans_nodes and len(nodes.ranks) <= NUM_MAX_NVL_PEERS:
         raise UsageError(f"--all2all-backend {resolved}: {nodes.text()}: vLLM passes DeepEP an RDMA buffer across "

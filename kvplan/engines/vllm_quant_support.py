@@ -11,7 +11,8 @@
                         get_from_keys, so a config without it stops too); 0.21.0's gptq.py GPTQConfig took 2, 3, 4, 8
   AWQ bits              4 only, in every release read: 0.11.0 and 0.21.0 awq.py AWQConfig ("only 4-bit weight
                         quantization is supported for AWQ"), 0.21.0 awq_marlin.py and 0.22.0-0.34.0 auto_awq.py
-                        TYPE_MAP {4: uint4}; SGLang 0.5.23's AWQMarlinConfig also takes 8
+                        TYPE_MAP {4: uint4}; SGLang 0.5.23's AWQMarlinConfig also takes 8, from a config naming
+                        bits and group_size (not AutoAWQ's w_bit / q_group_size: configs/quant_bytes.py refusal)
   FP8 store_dtype       "mxfp4" (routed experts stored as MXFP4, MiMo-V2.x): read from 0.24.0 (fp8.py
                         Fp8Config.from_config / get_quant_method -> Mxfp4MoEMethod; 0.23.0's Fp8Config has no
                         store_dtype); before, Fp8MoEMethod builds FP8 expert weights twice as wide as the
@@ -53,7 +54,7 @@ def unsupported_note(quant: dict | None, version: str) -> str | None:
     awq_bits = quant.get("w_bit", quant.get("bits"))
     if method in ("awq", "auto_awq", "awq_marlin") and isinstance(awq_bits, int) and awq_bits != 4:
         return (f"vLLM {version} loads AWQ with 4 bits only (auto_awq.py AutoAWQConfig.TYPE_MAP; awq.py in 0.11-0.21), "
-                f"and this config has {awq_bits}: `vllm serve` stops with 'Unsupported num_bits'; SGLang loads 8")
+                f"and this config has {awq_bits}: `vllm serve` stops with 'Unsupported num_bits'; SGLang loads 8 (AWQMarlinConfig)")
     if method == "fp8" and quant.get("store_dtype") == "mxfp4" and not at_least(version, STORE_DTYPE_READ_FROM):
         return (f"vLLM {version} does not read the FP8 config's store_dtype (from 0.24.0): it builds the routed "
                 "experts as FP8, and the checkpoint's MXFP4 experts do not load into them; use vLLM 0.24 or later")
