@@ -129,7 +129,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
              num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None,
-             gpu: str | None = None, release: str | None = None) -> VllmPool:
+             gpu: str | None = None, release: str | None = None, encoder_data: bool = False) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -143,7 +143,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
     catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
     release: the vLLM release asked for (default rules.version): its registry says whether pp > 1 is refused
-    (kvplan.engines.vllm_pp).
+    (kvplan.engines.vllm_pp). encoder_data: the vision tower built whole (engines/vllm_encoder_dp.py tower_whole):
+    no vision heads or widths to divide.
     """
     from ..configs.quant_mlx import refusal
 
@@ -186,7 +187,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if tp > 1:  # a vision tower whose heads --tp does not divide (engines/vllm_vision_refusal.py)
         from .vllm_vision_refusal import check as check_vision_heads
 
-        check_vision_heads(model, tp)
+        check_vision_heads(model, tp, encoder_data)
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
