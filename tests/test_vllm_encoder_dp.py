@@ -103,3 +103,17 @@ def test_refused_in_one_line(cli, args, said):
     code, _, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--context", "8k", *args)
     assert code == 2
     assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_data_mode_at_tp_2_with_pp_and_dp(cli):
+    # at --tp 2 the split tower is the whole part (norms 2,560 + the proj / down biases 2 x 1,280 a block, ln_q
+    # 1,280, mlp.2's bias 3,584, patch_embed 1,505,280: 1,673,984 parameters) and half the rest, so the whole tower
+    # is (1,353,100,288 - 2 x 1,673,984) / 2 = 674,876,160 B more a GPU, on the first stage (the tower's: the fullest
+    # here, beside the embedding), with or without DP
+    more = (TOWER_WHOLE - 2 * 1_673_984) // 2
+    assert more == 674_876_160
+    for layout in (("--tp", "2", "--pp", "2"), ("--tp", "2", "--dp", "2")):
+        args = ("--engine", "vllm", *layout)
+        before, after = _run(cli, "qwen2.5-vl-7b", *args), _run(cli, "qwen2.5-vl-7b", *args, "--mm-encoder-tp-mode", "data")
+        assert after["capacity"]["weight_bytes_per_gpu"] - before["capacity"]["weight_bytes_per_gpu"] == more
+        assert after["engine"]["profile"]["weight_bytes"] - before["engine"]["profile"]["weight_bytes"] == more
