@@ -91,6 +91,7 @@ class DeploymentRequest:
     a2a: str | None = None  # the MoE all-to-all backend (engines/vllm_a2a.py, engines/sglang_a2a.py)
     replicated_shared: bool = False  # SGLang's backend holds the shared experts whole: capacity.hardware.Deployment
     sglang_groups: object = None  # SGLang's --enable-dp-lm-head / --moe-dense-tp-size (engines/sglang_groups.py)
+    mm_encoder_tp_mode: str | None = None  # vLLM's --mm-encoder-tp-mode (engines/vllm_encoder_dp.py)
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
     redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
     split_engine: str = "vllm"  # whose module split the plan's weights follow: capacity.hardware.Deployment
@@ -114,6 +115,7 @@ class DeploymentRequest:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
                                    replicated_shared=self.replicated_shared, sglang_groups=self.sglang_groups,
+                                   mm_encoder_tp_mode=self.mm_encoder_tp_mode,
                                    redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
                                    split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
@@ -122,6 +124,7 @@ class DeploymentRequest:
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
                                      dense_over_all=self.dense_over_all, a2a=self.a2a,
                                      replicated_shared=self.replicated_shared, sglang_groups=self.sglang_groups,
+                                     mm_encoder_tp_mode=self.mm_encoder_tp_mode,
                                      redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
                                      split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
         if self.weight_bytes is None and weights is not None:
@@ -276,7 +279,7 @@ class EstimateRequest:
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False, quantization=None, all2all_backend=None,
                      moe_a2a_backend=None, gpus_per_node=8, enable_dp_lm_head=False, moe_dense_tp_size=None,
-                     mm_enable_dp_encoder=False) -> EstimateRequest:
+                     mm_enable_dp_encoder=False, mm_encoder_tp_mode=None) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
         tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
@@ -306,6 +309,7 @@ class EstimateRequest:
         if redundant_experts is not None and not ep:  # the rest: capacity/eplb.py check_redundant, model known
             check_redundant(None, redundant_experts, ep, 1, engine_request.name)
         groups = _sglang_groups(enable_dp_lm_head, moe_dense_tp_size, mm_enable_dp_encoder, engine_request, tp, pp)
+        encoder_mode = _vllm_encoder_mode(mm_encoder_tp_mode, engine_request)
         if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
             # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
             if "vllm" in (engine_request.name, engine_request.emit):
@@ -330,7 +334,7 @@ class EstimateRequest:
             reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             replicated_shared=moe_a2a_backend is not None and _sglang_replicates_shared(a2a),  # SGLang's flag only
-            sglang_groups=groups,
+            sglang_groups=groups, mm_encoder_tp_mode=encoder_mode,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
             split_engine=split_engine_of(engine_request.name, engine_request.emit), gpus_per_node=gpus_per_node)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
@@ -367,6 +371,15 @@ def _sglang_groups(dp_lm_head, dense_tp, dp_encoder, engine: EngineRequest, tp: 
     from .engines.sglang_groups import parse
 
     return parse(dp_lm_head, dense_tp, (engine.name, engine.emit), tp, pp, dp_encoder)
+
+
+def _vllm_encoder_mode(mode, engine: EngineRequest) -> str | None:
+    """engines/vllm_encoder_dp.py parse, imported only where the flag was given (tests/test_speed_paths.py)."""
+    if mode is None:
+        return None
+    from .engines.vllm_encoder_dp import parse
+
+    return parse(mode, (engine.name, engine.emit))
 
 
 def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool, *, tp: int, pp: int,

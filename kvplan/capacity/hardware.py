@@ -37,6 +37,7 @@ class Deployment:
     # names (deepep_v2, ...) do not: capacity/experts.py placement_saving
     replicated_shared: bool = False
     sglang_groups: object = None  # SGLang's --enable-dp-lm-head / --moe-dense-tp-size: engines/sglang_groups.py
+    mm_encoder_tp_mode: str | None = None  # vLLM's --mm-encoder-tp-mode as given: engines/vllm_encoder_dp.py
     # EPLB's redundant experts (with ep): experts + R physical experts over the EP ranks (capacity/eplb.py); None:
     # no EPLB
     redundant_experts: int | None = None
@@ -91,6 +92,7 @@ def make_deployment(
     a2a: str | None = None,
     replicated_shared: bool = False,
     sglang_groups: object = None,
+    mm_encoder_tp_mode: str | None = None,
     redundant_experts: int | None = None,
     eplb_default: bool = False,
     split_engine: str = "vllm",
@@ -106,7 +108,7 @@ def make_deployment(
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
                           dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
-                          sglang_groups=sglang_groups,
+                          sglang_groups=sglang_groups, mm_encoder_tp_mode=mm_encoder_tp_mode,
                           redundant_experts=redundant_experts, eplb_default=eplb_default,
                           split_engine=split_engine, gpus_per_node=gpus_per_node)
     if base is None:
@@ -126,6 +128,6 @@ def make_deployment(
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
                       dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
-                      sglang_groups=sglang_groups,
+                      sglang_groups=sglang_groups, mm_encoder_tp_mode=mm_encoder_tp_mode,
                       redundant_experts=redundant_experts, eplb_default=eplb_default, split_engine=split_engine,
                       gpus_per_node=gpus_per_node)

@@ -106,8 +106,10 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
                                 deployment.sglang_groups)  # --enable-dp-lm-head, --moe-dense-tp-size (sglang_groups)
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
     extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine,
-                               deployment.sglang_groups)
-    if extra is not None:  # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it
+                               deployment.sglang_groups, deployment.mm_encoder_tp_mode)
+    # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it; vLLM's tower whole under
+    # --mm-encoder-tp-mode data (engines/vllm_encoder_dp.py)
+    if extra is not None:
         stage_weights = [w + more for w, more in zip(stage_weights, extra)]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights

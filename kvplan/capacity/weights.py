@@ -80,6 +80,24 @@ def vision_bytes(weights: Weights) -> int:
     return sum(n for role, _, n in weights.parts if role == "vision")
 
 
+def vision_whole_bytes(weights: Weights) -> int:
+    """Of the image encoder's bytes, those each TP rank holds whole in kvplan's (vLLM 0.34's "weights") split: the
+    tensor table's vision parts held against their role, else the config estimate's whole part (Weights.vision)."""
+    if weights.parts:
+        return sum(n for role, layer, n in weights.against_role if role == "vision" and layer == NO_LAYER)
+    return weights.vision[1]
+
+
+def vision_split_bytes(weights: Weights, tp: int) -> int:
+    """The image encoder's bytes on one GPU of the first stage as stage_weight_bytes splits it over tp: what each TP
+    rank holds whole, and the rest over tp (SGLang's and vLLM's whole-tower flags are measured against it)."""
+    total = vision_bytes(weights)
+    if tp <= 1:
+        return total
+    whole = vision_whole_bytes(weights)
+    return whole + _ceil_div(total - whole, tp)
+
+
 def decode_read_bytes(weights: Weights, num_layers: int) -> int:
     """The weights a decode step reads (before MoE routing): what the engine loads less the image encoder."""
     return served_bytes(weights, num_layers) - vision_bytes(weights)
@@ -191,15 +209,21 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
 
 
 def engine_stage_delta(model: ModelSpec, weights: Weights, tp: int, pp: int = 1, dp: int = 1,
-                       split_engine: str = "vllm", groups=None) -> list[int] | None:
+                       split_engine: str = "vllm", groups=None, encoder_mode: str | None = None) -> list[int] | None:
     """Bytes one GPU of each pipeline stage holds beyond stage_weight_bytes' split (vLLM 0.34's) where the plan
     follows another engine's (Deployment.split_engine): under "sglang" the vision tower as SGLang 0.5.23 splits it,
     on the first stage, the figure SGLang's report adds (engines/sglang_report.record_tower -> sglang_tower.py
     tower_delta; under attention DP the tower is placed by capacity/experts.py placement_saving instead). None where
     nothing differs. The engine modules load only here, for an SGLang plan. groups: Deployment.sglang_groups
-    (--mm-enable-dp-encoder: the tower whole, engines/sglang_groups.py)."""
+    (--mm-enable-dp-encoder: the tower whole, engines/sglang_groups.py). encoder_mode: vLLM's --mm-encoder-tp-mode
+    (Deployment.mm_encoder_tp_mode; "data": the tower whole on every GPU, engines/vllm_encoder_dp.py)."""
     if split_engine != "sglang":
-        return None
+        if encoder_mode != "data":
+            return None
+        from ..engines.vllm_encoder_dp import stage_delta, tower_whole
+
+        got = stage_delta(model, weights, tp, pp) if tower_whole(model, encoder_mode) else None
+        return got if got is not None and any(got) else None
     from ..engines.sglang_report import record_tower
 
     got = record_tower(model, weights, tp, pp, dp, groups)

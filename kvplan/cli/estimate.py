@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, GpusPerNodeOpt, HbmOpt, KvDtypeOpt,
-    DpEncoderOpt, DpLmHeadOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    DpEncoderOpt, DpLmHeadOpt, EncoderTpModeOpt, KvMemoryOpt, MaxModelLenOpt, MoeDenseTpOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -32,6 +32,7 @@ def estimate_command(
     enable_dp_lm_head: DpLmHeadOpt = False,
     moe_dense_tp_size: MoeDenseTpOpt = None,
     mm_enable_dp_encoder: DpEncoderOpt = False,
+    mm_encoder_tp_mode: EncoderTpModeOpt = None,
     redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
@@ -80,7 +81,7 @@ def estimate_command(
         revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
         all2all_backend=all2all_backend, moe_a2a_backend=moe_a2a_backend, gpus_per_node=gpus_per_node,
         enable_dp_lm_head=enable_dp_lm_head, moe_dense_tp_size=moe_dense_tp_size,
-        mm_enable_dp_encoder=mm_enable_dp_encoder,
+        mm_enable_dp_encoder=mm_enable_dp_encoder, mm_encoder_tp_mode=mm_encoder_tp_mode,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

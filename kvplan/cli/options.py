@@ -26,6 +26,7 @@ GpusPerNodeOpt = Annotated[int, typer.Option("--gpus-per-node", help="GPUs a nod
 DpLmHeadOpt = Annotated[bool, typer.Option("--enable-dp-lm-head", help="With --dp and --engine / --emit sglang: SGLang's LM head split over the attention TP group (--tp / --dp GPUs) instead of all --tp GPUs.")]
 MoeDenseTpOpt = Annotated[Optional[int], typer.Option("--moe-dense-tp-size", help="With --engine / --emit sglang: SGLang's TP size for a MoE model's dense MLP layers, 1 (whole on every GPU) or --tp.")]
 DpEncoderOpt = Annotated[bool, typer.Option("--mm-enable-dp-encoder", help="With --engine / --emit sglang: SGLang's vision encoder data parallel, the tower whole on every GPU (Qwen2.5-VL, Qwen3-VL, Qwen3.5).")]
+EncoderTpModeOpt = Annotated[Optional[str], typer.Option("--mm-encoder-tp-mode", help="With --engine / --emit vllm: vLLM's vision encoder TP mode, weights (its default: the tower split over --tp) or data (the tower whole on every GPU, for the classes that support it: Qwen2.5-VL, Qwen3-VL, Qwen3.5, GLM-4.1V / 4.5V).")]
 MoeA2AOpt = Annotated[Optional[str], typer.Option("--moe-a2a-backend", help="With --ep and --engine / --emit sglang: SGLang's MoE all-to-all backend (none, deepep, ...); deepep reserves 2 GiB more (mem_fraction_static) and holds the shared experts whole on every GPU.")]
 MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU memory the engine may use.")]
 ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]

@@ -9,7 +9,8 @@ ColumnParallelLinear (split, bias too) and RowParallelLinear (weight split, bias
 convolutions (layers/conv.py Conv2dLayer / Conv3dLayer), position embeddings, class embeddings, LayerNorm / RMSNorm
 weights and any nn.Linear / ReplicatedLinear are whole. With `--mm-encoder-tp-mode data`, or where a family passes
 its vision heads and TP does not divide them (models/vision.py is_vit_use_data_parallel falls back to data
-parallelism: kimi_k25.py and muse_glimmer.py only), every tower linear is whole on every rank: not modelled. The
+parallelism: kimi_k25.py and muse_glimmer.py only), every tower linear is whole on every rank: the data mode is
+applied on top of this count for the classes read for it (engines/vllm_encoder_dp.py), the fallback not. The
 families counted here fail at such a TP instead (engines/vllm_vision_refusal.py refuses it), InternViT but for its
 attention (configs/vision_internvl.py vllm_splits_attention).
 """

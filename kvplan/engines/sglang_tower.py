@@ -34,7 +34,7 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
     """Bytes SGLang 0.5.23 holds on one GPU of each stage beyond kvplan's vLLM-split tower, with the plan's note; None
     where the model has no tower kvplan sizes, or under attention DP (dp > 1). record: the weights as the plan
     holds them; served_16bit: a float32 checkpoint served at 2 B (sglang_report.served_16bit)."""
-    from ..capacity.weights import vision_bytes
+    from ..capacity.weights import vision_bytes, vision_split_bytes, vision_whole_bytes
     from ..errors import ConfigError
     from ..weights.vision_tp import SGLANG_TOWERS
     from .vllm_load import raw_config
@@ -44,7 +44,7 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
     total = vision_bytes(record)
     if not total:
         return None
-    whole, zero = _held_whole(record), (0,) * pp
+    whole, zero = vision_whole_bytes(record), (0,) * pp
     raw = raw_config(model) or {}
     family = raw.get("model_type") or model.model_type
     rule = SGLANG_TOWERS.get(family)
@@ -72,7 +72,7 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
     else:  # and the modules a config's count of vLLM's tower leaves out (a table holds them)
         to_whole, to_split = moves.whole * width, moves.split * width
         uncounted_whole, uncounted_split = (n * width for n in moves.uncounted)
-    before = _kvplan_split(record, total, tp)
+    before = vision_split_bytes(record, tp)
     held = whole + to_whole - to_split + moves.added_whole * width + uncounted_whole
     split = total - whole - to_whole + to_split + moves.added * width + uncounted_split
     after = held + -(-split // tp)
@@ -90,34 +90,18 @@ def tower_delta(model, record, tp: int, pp: int = 1, dp: int = 1, served_16bit: 
                                             f"({rule.source}): {how}")
 
 
-def _held_whole(record) -> int:
-    """The tower's bytes each TP rank holds whole in kvplan's (vLLM 0.34's) split."""
-    from ..weights.record import NO_LAYER
-
-    if record.parts:
-        return sum(n for role, layer, n in record.against_role if role == "vision" and layer == NO_LAYER)
-    return record.vision[1]
-
-
-def _kvplan_split(record, total: int, tp: int) -> int:
-    """The tower's bytes on one GPU of the first stage as kvplan splits it (capacity/weights.py stage_weight_bytes:
-    vLLM 0.34's split): what each TP rank holds whole, and the rest over tp."""
-    whole = _held_whole(record)
-    return whole + -(-(total - whole) // tp) if tp > 1 else total
-
-
 def whole_tower(model, record, tp: int, pp: int = 1, served_16bit: bool = False) -> SglangWhole | None:
     """--mm-enable-dp-encoder (engines/sglang_groups.py encoder_whole): the tower as SGLang builds it at TP 1
     (tower_delta's rule at tp 1: its padded rows and columns) on every GPU of the first stage, against kvplan's split
     over tp (the attention TP group under attention DP); None where the model has no tower kvplan sizes."""
-    from ..capacity.weights import vision_bytes
+    from ..capacity.weights import vision_bytes, vision_split_bytes
 
     total = vision_bytes(record) if record is not None else 0
     if not total:
         return None
     at_one = tower_delta(model, record, 1, pp, 1, served_16bit)
     built = total + (at_one.stage_bytes[0] if at_one is not None else 0)
-    delta = built - _kvplan_split(record, total, tp)
+    delta = built - vision_split_bytes(record, tp)
     return SglangWhole((delta,) + (0,) * (pp - 1),
                        f"--mm-enable-dp-encoder: the vision tower whole on every GPU (use_data_parallel: parallel_group "
                        f"\"replicated\"), {built / _MIB:,.1f} MiB, {'+' if delta >= 0 else '-'} "

@@ -248,6 +248,12 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             argv += ["--data-parallel-size", str(dep.dp)]
         if dep.ep:
             argv.append("--enable-expert-parallel")
+        if dep.mm_encoder_tp_mode is not None:  # as given (engines/vllm_encoder_dp.py)
+            argv += ["--mm-encoder-tp-mode", dep.mm_encoder_tp_mode]
+            from .vllm_encoder_dp import notes as encoder_notes, tower_whole
+
+            if not tower_whole(model, dep.mm_encoder_tp_mode):  # the fallback, or a class not read: said
+                notes += encoder_notes(model, dep.mm_encoder_tp_mode, None, dep.tp)
         if dep.a2a is not None:  # the MoE all-to-all backend asked for (engines/vllm_a2a.py)
             argv += ["--all2all-backend", dep.a2a]
         if dep.redundant_experts is not None:  # EPLB (capacity/eplb.py): 0.34's spelling, engine/arg_utils.py

@@ -396,7 +396,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       drafter=None, flashinfer_sampler: bool | None = None,
                       extensible_kv_cache: bool | None = None, speculative_tokens: int = 0,
                       experts_elsewhere: int = 0, all2all=None, eplb_bytes: int = 0, dp: int = 1,
-                      ep: bool = False) -> ProfileEstimate:
+                      ep: bool = False, tower_whole_bytes: int = 0) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -417,6 +417,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     experts_elsewhere: under data / expert parallelism, the routed experts' bytes the (tp, pp) split gives a GPU
     that sit on the other DP ranks' GPUs (capacity.experts.placement_saving), taken from the weights term.
     all2all: the MoE all-to-all backend's buffers under EP (vllm_a2a.A2ATerm), kept after the profile.
+    tower_whole_bytes: what the fullest GPU holds more under --mm-encoder-tp-mode data, the vision tower whole
+    (engines/vllm_encoder_dp.py stage_delta), added to the weights term.
     eplb_bytes: EPLB's state, allocated at load before the profile (capacity.eplb.vllm_state_bytes), added to the
     weights term.
     dp, ep: --data-parallel-size and --enable-expert-parallel, for the fused-MoE workspace (vllm_moe_workspace: the
@@ -482,6 +484,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu -= experts_elsewhere
             weights_from += (f", less {experts_elsewhere / GIB:,.2f} GiB of routed experts on the other DP ranks' "
                              "GPUs (capacity.experts)")
+        if tower_whole_bytes:
+            per_gpu += tower_whole_bytes
+            weights_from += (f", + {tower_whole_bytes / GIB:,.2f} GiB: the vision tower whole on every GPU "
+                             "(--mm-encoder-tp-mode data)")
         if eplb_bytes:
             per_gpu += eplb_bytes
             weights_from += (f", + {eplb_bytes / GIB:,.2f} GiB of EPLB state allocated at load (eplb_state.py "

@@ -11,6 +11,7 @@ from ..render import Report, Table, note_line
 from ..units import GIB, format_bytes
 from ..units import cdiv
 from .vllm import default_max_num_batched_tokens, simulate
+from .vllm_encoder_dp import tower_whole
 from .vllm_pool import VllmPool
 from .vllm_profile_view import profile_json, profile_table, short_notes, summary
 from .vllm_rules import LATEST, VllmRules
@@ -72,6 +73,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
             all2all, _ = a2a_of(model, placed, dep, mnbt)
             # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
             eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts, dep.pp)
+        tower = tower_whole_more(result.plan.model, record, dep) if per_gpu is None else 0
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt,
@@ -79,7 +81,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
                                 speculative_tokens=draft_tokens, experts_elsewhere=elsewhere, all2all=all2all,
-                                eplb_bytes=eplb, dp=dep.dp, ep=dep.ep)
+                                eplb_bytes=eplb, dp=dep.dp, ep=dep.ep, tower_whole_bytes=tower)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -88,6 +90,23 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
     if result.capacity is not None:
         return KvMemory(result.capacity.pool_bytes, None)
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+
+
+def tower_whole_more(model, record, dep) -> int:
+    """What the fullest GPU holds more under --mm-encoder-tp-mode data (engines/vllm_encoder_dp.py): the first stage's
+    tower whole, against the (tp, pp) split the profile's weights term follows; 0 where the tower stays split."""
+    from .vllm_encoder_dp import stage_delta
+
+    if not tower_whole(model, getattr(dep, "mm_encoder_tp_mode", None)) or dep.tp <= 1:
+        return 0
+    from ..capacity.weights import plan_weights, stage_weight_bytes
+    from .vllm_load import served_from_float32
+
+    placed = record if record is not None else plan_weights(model, dep)
+    stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
+    more = max(w + d for w, d in zip(stages, stage_delta(model, placed, dep.tp, dep.pp))) - max(stages)
+    # a float32 checkpoint sized from its config, served in bf16 (vllm_load.config_weights_per_gpu halve)
+    return more // 2 if record is None and served_from_float32(model) else more
 
 
 def dp_note(dep, pool: VllmPool) -> str:
@@ -173,7 +192,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
                     draft_model=draft, gpu=gpu.name if gpu else None, release=release,
-                    dp=dep.dp if dep else 1, ep=bool(dep and dep.ep))
+                    dp=dep.dp if dep else 1, ep=bool(dep and dep.ep),
+                    encoder_data=dep is not None and tower_whole(plan.model, dep.mm_encoder_tp_mode))
     if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
         pool = replace(pool, reserved_bytes=reserved)
     served = check(plan.model.registry_names, release or rules.version, plan.model)
@@ -185,6 +205,13 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if checkpoint_kv:
         notes.append(checkpoint_kv)
         text_notes.append(checkpoint_kv)
+    if dep is not None and dep.mm_encoder_tp_mode is not None:  # engines/vllm_encoder_dp.py
+        from ..capacity.weights import plan_weights
+        from .vllm_encoder_dp import notes as encoder_notes
+
+        for line in encoder_notes(plan.model, dep.mm_encoder_tp_mode, plan_weights(plan.model, dep), dep.tp):
+            notes.append(line)
+            text_notes.append(line)
     if dep is not None and dep.dp > 1:
         line = dp_note(dep, pool)
         notes.append(line)

@@ -22,7 +22,8 @@ linear of theirs it splits (MLP, merger), refused in one line (the shared check:
 - --mm-encoder-tp-mode data builds every tower linear whole (disable_tp) in the classes that set
   supports_encoder_tp_data (glm4_1v.py, qwen2_5_vl.py, qwen3_vl.py and the Qwen3.5 classes deriving from it,
   mllama4.py, kimi_vl.py, minicpmv.py but MiniCPMV2_0); config/model.py falls back to "weights" for the others
-  (gemma3_mm.py, llava.py, llava_next.py, mistral3.py). kvplan does not model the data mode.
+  (gemma3_mm.py, llava.py, llava_next.py, mistral3.py). kvplan models it for the Qwen2.5-VL / Qwen3-VL / Qwen3.5 /
+  GLM-4.1V / 4.5V classes (engines/vllm_encoder_dp.py: check is not applied there), not for the others.
 - Phi-3-vision's CLIP: phi3v.py _init_img_processor builds clip.py CLIPVisionModel from CLIP_VIT_LARGE_PATCH14_336_CONFIG
   (16 heads, intermediate_size 4,096, fixed in code, not read from the config's img_processor): checked with those.
 - Qwen2.5-Omni (qwen2_5_omni_thinker.py builds qwen2_5_vl.py Qwen2_5_VisionTransformer) and Qwen3-Omni
@@ -175,9 +176,10 @@ def _hint(model) -> str:
     return HINT.replace("the vision heads", "the vision heads and split widths").replace("vision_config", key)
 
 
-def check(model, tp: int) -> None:
-    """Raise the refusal line where vLLM 0.34 fails to build the tower at --tp tp."""
-    why = refusal(model, tp)
+def check(model, tp: int, whole: bool = False) -> None:
+    """Raise the refusal line where vLLM 0.34 fails to build the tower at --tp tp; whole: built whole on every GPU
+    (--mm-encoder-tp-mode data, engines/vllm_encoder_dp.py tower_whole), nothing to divide."""
+    why = None if whole else refusal(model, tp)
     if why:
         raise_refusal(why, _hint(model))
 
