@@ -15,8 +15,16 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   tp_size is FusedMoEParallelConfig.make's: the --tp flattened over --data-parallel-size
   (flatten_tp_across_dp_and_pcp) without --enable-expert-parallel, 1 with it ("each device owns a set of experts
   fully"): under EP the experts are whole, no split. The expert width is moe_intermediate_size, else
-  intermediate_size (Mixtral), as engines/vllm_moe_workspace.py moe_shape reads it. Shared experts and the MoE
-  models' other widths are not checked.
+  intermediate_size (Mixtral), as engines/vllm_moe_workspace.py moe_shape reads it.
+- Shared experts (_SHARED): a dense MLP (MergedColumnParallelLinear gate_up_proj, RowParallelLinear down_proj) over
+  the TP group, built before the layer's FusedMoE: deepseek_v2.py DeepseekV2MoE.shared_experts and glm4_moe.py
+  Glm4MoE.shared_experts of moe_intermediate_size x n_shared_experts, qwen2_moe.py / qwen3_moe.py /
+  qwen3_next.py shared_expert of shared_expert_intermediate_size, step3p5.py FusedMoEBlock.share_expert of
+  share_expert_dim. DeepseekV2MLP and qwen3_next.py's get disable_tp=is_sequence_parallel (config/parallel.py
+  use_sequence_parallel_moe): whole under --ep with tp > 1 and dp > 1 (capacity/experts.py shared_whole, the
+  default all2all backend assumed: a backend outside SEQUENCE_PARALLEL_BACKENDS keeps them split, not told here);
+  the others always split. Not modelled: AITER's fused shared experts (ROCm: fused_moe/utils.py
+  resolve_layer_fused_shared_expert), Qwen3-Next's replicated misaligned Quark OCP MX shared expert.
 - FP8 block quantization (a checkpoint served by fp8.py Fp8Config with weight_block_size [block_n, block_k]):
   Fp8LinearMethod.create_weights calls quantization/utils/fp8_utils.py validate_fp8_block_shape. A row-parallel
   down_proj whose input per rank is not a multiple of block_k fails ("Weight input_size_per_partition = N is not
@@ -31,6 +39,13 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   tp_size > 1). Padding the shard to whole blocks (pad_tp_shard_to_weight_blocks) runs only under an explicit
   --moe-backend: not modelled. Read in 0.34 only: applied to 0.34 plans; not to a config with ignored_layers /
   modules_to_not_convert (Fp8Config.get_quant_method serves those modules unquantized) or store_dtype (other experts).
+- compressed-tensors block FP8 (_ct_block: every config group float 8-bit, strategy "block"; ignore at most
+  lm_head): compressed_tensors_w8a8_fp8.py CompressedTensorsW8A8Fp8.create_weights (CompressedTensorsW8A16Fp8 below
+  SM 8.9 alike) calls validate_fp8_block_shape, and linear.py _maybe_allow_fp8_block_shape_mismatch reads
+  quant_config.weight_block_size, which CompressedTensorsConfig has not: the merged gate_up_proj's outputs a rank
+  must be a multiple of block_n too ("Weight output_partition_size = N is not divisible by weight quantization
+  block_n = K."). Its experts: compressed_tensors_moe_w8a8_fp8.py CompressedTensorsW8A8Fp8MoEMethod.create_weights
+  calls validate_fp8_block_shape_moe with no refinement (down against block_k where the TP world size > 1).
 
 Not refused, and why: GPTQ / AWQ (auto_gptq.py AutoGPTQLinearMethod, auto_awq.py AutoAWQMarlinLinearMethod) choose a
 kernel in kernels/linear/__init__.py choose_mp_linear_kernel: Marlin refuses an input per rank that its group size
@@ -40,8 +55,12 @@ dependency of the 0.34 wheel, METADATA) and pads K to 128 (quantization/utils/hu
 releases' "input size is not aligned with the quantized weight shape" (gptq.py) and Marlin's "min_thread_k" refusals
 are gone from 0.34, and whether a group straddling two ranks then loads right is in humming-kernels, not in the wheel.
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
-Marlin). compressed-tensors, ModelOpt and online --quantization schemes are not checked (not read). SGLang has its own
-rules (not read here): this applies under --engine vllm only.
+Marlin). Not checked: ModelOpt (read, not modelled: modelopt.py KNvfp4Static.create_weights refuses an NVFP4 input
+per rank not a multiple of 16; KFp8Block128 / KMxfp8Static their 128 / 32 alignments), MXFP4, compressed-tensors'
+other schemes, online --quantization, the attention projections' FP8 blocks. Families not in _DENSE: OLMo 2,
+StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read); falcon.py FalconMLP (4 x hidden) and
+the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed. SGLang has its own rules (not read
+here): this applies under --engine vllm only.
 """
 
 from __future__ import annotations
