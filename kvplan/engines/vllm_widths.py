@@ -15,8 +15,16 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   tp_size is FusedMoEParallelConfig.make's: the --tp flattened over --data-parallel-size
   (flatten_tp_across_dp_and_pcp) without --enable-expert-parallel, 1 with it ("each device owns a set of experts
   fully"): under EP the experts are whole, no split. The expert width is moe_intermediate_size, else
-  intermediate_size (Mixtral), as engines/vllm_moe_workspace.py moe_shape reads it. Shared experts and the MoE
-  models' other widths are not checked.
+  intermediate_size (Mixtral), as engines/vllm_moe_workspace.py moe_shape reads it.
+- Shared experts (_SHARED): a dense MLP (MergedColumnParallelLinear gate_up_proj, RowParallelLinear down_proj) over
+  the TP group, built before the layer's FusedMoE: deepseek_v2.py DeepseekV2MoE.shared_experts and glm4_moe.py
+  Glm4MoE.shared_experts of moe_intermediate_size x n_shared_experts, qwen2_moe.py / qwen3_moe.py /
+  qwen3_next.py shared_expert of shared_expert_intermediate_size, step3p5.py FusedMoEBlock.share_expert of
+  share_expert_dim. DeepseekV2MLP and qwen3_next.py's get disable_tp=is_sequence_parallel (config/parallel.py
+  use_sequence_parallel_moe): whole under --ep with tp > 1 and dp > 1 (capacity/experts.py shared_whole, the
+  default all2all backend assumed: a backend outside SEQUENCE_PARALLEL_BACKENDS keeps them split, not told here);
+  the others always split. Not modelled: AITER's fused shared experts (ROCm: fused_moe/utils.py
+  resolve_layer_fused_shared_expert), Qwen3-Next's replicated misaligned Quark OCP MX shared expert.
 - FP8 block quantization (a checkpoint served by fp8.py Fp8Config with weight_block_size [block_n, block_k]):
   Fp8LinearMethod.create_weights calls quantization/utils/fp8_utils.py validate_fp8_block_shape. A row-parallel
   down_proj whose input per rank is not a multiple of block_k fails ("Weight input_size_per_partition = N is not
@@ -31,6 +39,13 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   tp_size > 1). Padding the shard to whole blocks (pad_tp_shard_to_weight_blocks) runs only under an explicit
   --moe-backend: not modelled. Read in 0.34 only: applied to 0.34 plans; not to a config with ignored_layers /
   modules_to_not_convert (Fp8Config.get_quant_method serves those modules unquantized) or store_dtype (other experts).
+- compressed-tensors block FP8 (_ct_block: every config group float 8-bit, strategy "block"; ignore at most
+  lm_head): compressed_tensors_w8a8_fp8.py CompressedTensorsW8A8Fp8.create_weights (CompressedTensorsW8A16Fp8 below
+  SM 8.9 alike) calls validate_fp8_block_shape, and linear.py _maybe_allow_fp8_block_shape_mismatch reads
+  quant_config.weight_block_size, which CompressedTensorsConfig has not: the merged gate_up_proj's outputs a rank
+  must be a multiple of block_n too ("Weight output_partition_size = N is not divisible by weight quantization
+  block_n = K."). Its experts: compressed_tensors_moe_w8a8_fp8.py CompressedTensorsW8A8Fp8MoEMethod.create_weights
+  calls validate_fp8_block_shape_moe with no refinement (down against block_k where the TP world size > 1).
 
 Not refused, and why: GPTQ / AWQ (auto_gptq.py AutoGPTQLinearMethod, auto_awq.py AutoAWQMarlinLinearMethod) choose a
 kernel in kernels/linear/__init__.py choose_mp_linear_kernel: Marlin refuses an input per rank that its group size
@@ -40,8 +55,12 @@ dependency of the 0.34 wheel, METADATA) and pads K to 128 (quantization/utils/hu
 releases' "input size is not aligned with the quantized weight shape" (gptq.py) and Marlin's "min_thread_k" refusals
 are gone from 0.34, and whether a group straddling two ranks then loads right is in humming-kernels, not in the wheel.
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
-Marlin). compressed-tensors, ModelOpt and online --quantization schemes are not checked (not read). SGLang has its own
-rules (not read here): this applies under --engine vllm only.
+Marlin). Not checked: ModelOpt (read, not modelled: modelopt.py KNvfp4Static.create_weights refuses an NVFP4 input
+per rank not a multiple of 16; KFp8Block128 / KMxfp8Static their 128 / 32 alignments), MXFP4, compressed-tensors'
+other schemes, online --quantization, the attention projections' FP8 blocks. Families not in _DENSE: OLMo 2,
+StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read); falcon.py FalconMLP (4 x hidden) and
+the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed. SGLang has its own rules (not read
+here): this applies under --engine vllm only.
 """
 
 from __future__ import annotations
@@ -55,10 +74,32 @@ _DENSE = {
     "glm4": "glm4.py Glm4MLP (llama.py LlamaMLP)", "qwen2": "qwen2.py Qwen2MLP", "qwen3": "qwen3.py Qwen3MLP (Qwen2MLP)",
     "qwen2_vl": "qwen2_vl.py's qwen2.py Qwen2MLP", "qwen2_5_vl": "qwen2_5_vl.py's qwen2.py Qwen2MLP",
     "gemma2": "gemma2.py Gemma2MLP", "gemma3_text": "gemma3.py Gemma3MLP", "gemma3": "gemma3_mm.py's gemma3.py Gemma3MLP",
+    "mistral3": "mistral3.py's text_config model (mistral.py MistralMLP)", "ministral3": "mistral.py MistralMLP",
+    "exaone": "exaone.py ExaoneGatedMLP", "exaone4": "exaone4.py Exaone4GatedMLP", "granite": "granite.py GraniteMLP",
+    "cohere": "commandr.py CohereMLP", "cohere2": "commandr.py CohereMLP", "internlm2": "internlm2.py InternLM2MLP",
+    "internlm3": "llama.py LlamaMLP (InternLM3ForCausalLM)", "ernie4_5": "ernie45.py's llama.py LlamaMLP",
+    "solar": "solar.py SolarMLP", "orion": "orion.py OrionMLP",
 }
 # MoE model_type -> the module of its dense layers (those below first_k_dense_replace), built before the MoE layers
 _DENSE_FIRST = {"deepseek_v2": "deepseek_v2.py DeepseekV2MLP", "deepseek_v3": "deepseek_v2.py DeepseekV2MLP",
-                "glm4_moe": "glm4_moe.py Glm4MoeMLP"}
+                "glm4_moe": "glm4_moe.py Glm4MoeMLP", "deepseek": "deepseek_v2.py DeepseekV2MLP"}
+# MoE model_type -> (the module of its shared experts, a MergedColumnParallelLinear gate_up_proj and RowParallelLinear
+# down_proj over the TP group, and the config field of their width; "n_shared_experts": moe_intermediate_size x
+# n_shared_experts, one merged MLP). AITER's fused shared experts (ROCm) are not modelled.
+_SHARED = {
+    "deepseek_v2": ("deepseek_v2.py DeepseekV2MoE.shared_experts (DeepseekV2MLP)", "n_shared_experts"),
+    "deepseek_v3": ("deepseek_v2.py DeepseekV2MoE.shared_experts (DeepseekV2MLP)", "n_shared_experts"),
+    "deepseek": ("deepseek_v2.py DeepseekV2MoE.shared_experts (DeepseekV2MLP)", "n_shared_experts"),
+    "glm4_moe": ("glm4_moe.py Glm4MoE.shared_experts (Glm4MoeMLP)", "n_shared_experts"),
+    "qwen2_moe": ("qwen2_moe.py Qwen2MoeSparseMoeBlock.shared_expert (Qwen2MoeMLP)", "shared_expert_intermediate_size"),
+    "qwen3_moe": ("qwen3_moe.py Qwen3MoeSparseMoeBlock.shared_expert (Qwen3MoeMLP)", "shared_expert_intermediate_size"),
+    "qwen3_next": ("qwen3_next.py Qwen3NextSparseMoeBlock.shared_expert (Qwen2MoeMLP)",
+                   "shared_expert_intermediate_size"),
+    "step3p5": ("step3p5.py FusedMoEBlock.share_expert (Step3p5MLP)", "share_expert_dim"),
+}
+# where each block check is made: the FP8 method's, compressed-tensors' (no merged-layer allowance, no MoE refinement)
+_FP8_SITE = "fp8.py Fp8LinearMethod.create_weights"
+_CT_SITE = "compressed_tensors_w8a8_fp8.py CompressedTensorsW8A8Fp8.create_weights"
 READ_IN = "0.34"
 HINT = "choose a --tp that gives each rank a whole share of the width the line names (FP8 blocks: a multiple of the block)"
 
@@ -92,25 +133,82 @@ def _fp8_block(model, raw: dict) -> tuple[int, int] | None:
     return None
 
 
-def _dense(model_type: str, raw: dict, tp: int, block) -> str | None:
-    cls = _DENSE.get(model_type) or (_DENSE_FIRST.get(model_type) if (_int(raw, "first_k_dense_replace") or 0) > 0
-                                     else None)
-    width = _int(raw, "intermediate_size") if cls else None
-    if width is None:
+def _ct_block(model, raw: dict) -> tuple[int, int] | None:
+    """(block_n, block_k) of a compressed-tensors checkpoint whose every config group is FP8 block-wise
+    (compressed_tensors.py _is_fp8_w8a8: float 8-bit weights, static, symmetric, strategy "block" with a
+    block_structure; CompressedTensorsW8A8Fp8 at SM 8.9+, CompressedTensorsW8A16Fp8 below, both validate it) and
+    ignores at most lm_head; None otherwise (other schemes, or modules kept whole: not checked)."""
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
+    from ..configs.quant_online import vllm_method
+    from .pre_ampere import served_quantization
+
+    if served_quantization(model, vllm_method) != "compressed-tensors":
         return None
+    q = checkpoint_quantization_config(raw) or {}
+    groups = q.get("config_groups")
+    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
+        return None
+    blocks = set()
+    for group in groups.values():
+        w = group.get("weights") if isinstance(group, dict) else None
+        shape = w.get("block_structure") if isinstance(w, dict) else None
+        if (not isinstance(shape, list) or len(shape) != 2 or w.get("strategy") != "block" or w.get("type") != "float"
+                or w.get("num_bits") != 8 or w.get("dynamic") or not all(
+                    isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in shape)):
+            return None
+        blocks.add(tuple(shape))
+    return blocks.pop() if len(blocks) == 1 else None
+
+
+def _split_mlp(what: str, cls: str, width: int, tp: int, block, site: str) -> str | None:
+    """Why a MergedColumnParallelLinear gate_up_proj / RowParallelLinear down_proj pair of `width` fails at TP tp
+    (module doc); site: the quantization method that validates the FP8 blocks (_FP8_SITE, _CT_SITE)."""
     if undivides(width, tp):
-        return (f"vLLM 0.34 splits the MLP intermediate_size of {width:,} over TP {tp}, which does not divide it "
+        return (f"vLLM 0.34 splits the {what} of {width:,} over TP {tp}, which does not divide it "
                 f"({width:,} % {tp} = {width % tp}: {cls}.gate_up_proj; layers/linear.py "
                 "MergedColumnParallelLinear.__init__ asserts every output size % tp_size == 0)")
-    if block is not None and (width // tp) % block[1]:
-        return (f"vLLM 0.34 splits the FP8 {block[0]}x{block[1]}-block MLP down_proj ({cls}) into {width // tp:,} "
+    if block is None:
+        return None
+    per_rank, part = width // tp, what.split(" intermediate")[0]
+    if site == _CT_SITE and per_rank % block[0]:  # no weight_block_size on CompressedTensorsConfig: no allowance
+        return (f"vLLM 0.34 splits the FP8 {block[0]}x{block[1]}-block {part} gate_up_proj ({cls}) into "
+                f"{per_rank:,} outputs a rank ({width:,} / {tp}), not a multiple of block_n: 'Weight "
+                f"output_partition_size = {per_rank} is not divisible by weight quantization block_n = {block[0]}.' "
+                f"(quantization/utils/fp8_utils.py validate_fp8_block_shape, from {site}; linear.py "
+                "_maybe_allow_fp8_block_shape_mismatch reads a weight_block_size compressed-tensors' config lacks)")
+    if per_rank % block[1]:
+        return (f"vLLM 0.34 splits the FP8 {block[0]}x{block[1]}-block {part} down_proj ({cls}) into {per_rank:,} "
                 f"inputs a rank ({width:,} / {tp}), not a multiple of block_k: 'Weight input_size_per_partition = "
-                f"{width // tp} is not divisible by weight quantization block_k = {block[1]}.' "
-                "(quantization/utils/fp8_utils.py validate_fp8_block_shape, from fp8.py Fp8LinearMethod.create_weights)")
+                f"{per_rank} is not divisible by weight quantization block_k = {block[1]}.' "
+                f"(quantization/utils/fp8_utils.py validate_fp8_block_shape, from {site})")
     return None
 
 
-def _experts(model, raw: dict, split: int, tp: int, block) -> str | None:
+def _dense(model_type: str, raw: dict, tp: int, block, site: str = _FP8_SITE) -> str | None:
+    cls = _DENSE.get(model_type) or (_DENSE_FIRST.get(model_type) if (_int(raw, "first_k_dense_replace") or 0) > 0
+                                     else None)
+    width = _int(raw, "intermediate_size") if cls else None
+    return None if width is None else _split_mlp("MLP intermediate_size", cls, width, tp, block, site)
+
+
+def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block, site: str) -> str | None:
+    """The shared experts (_SHARED), split over the TP group as a dense MLP; whole on every rank (disable_tp) under
+    the sequence-parallel MoE of the classes that pass it (capacity/experts.py shared_whole: vLLM's default
+    all2all backend assumed; one outside SEQUENCE_PARALLEL_BACKENDS keeps them split, not told here)."""
+    from ..capacity.experts import shared_whole
+
+    cls, field = _SHARED.get(model_type, (None, None))
+    if cls is None or shared_whole(model, dp, ep, tp):
+        return None
+    if field == "n_shared_experts":
+        count, expert = _int(raw, "n_shared_experts"), _int(raw, "moe_intermediate_size")
+        width = count * expert if count and expert else None
+    else:
+        width = _int(raw, field)
+    return None if width is None else _split_mlp("shared experts' intermediate size", cls, width, tp, block, site)
+
+
+def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE) -> str | None:
     from ..capacity.experts import is_moe
     from .vllm_moe_workspace import moe_shape
 
@@ -128,6 +226,8 @@ def _experts(model, raw: dict, split: int, tp: int, block) -> str | None:
     import math
 
     per_rank, (block_n, block_k) = width // split, block
+    if site == _CT_SITE:  # compressed_tensors_moe_w8a8_fp8.py: validate_fp8_block_shape_moe, no refinement
+        return _ct_experts(width, per_rank, split, tp, block)
     aligned = per_rank % block_n == 0 and (split == 1 or per_rank % block_k == 0)
     if aligned or math.gcd(block_n, block_k, per_rank, shape.hidden) >= 32:  # refine_fp8_moe_block_shape
         return None
@@ -142,6 +242,25 @@ def _experts(model, raw: dict, split: int, tp: int, block) -> str | None:
             "Fp8MoEMethod.create_weights)")
 
 
+def _ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int, int]) -> str | None:
+    """compressed-tensors' block FP8 experts: CompressedTensorsW8A8Fp8MoEMethod.create_weights calls
+    validate_fp8_block_shape_moe on the intermediate per rank, gate / up against block_n, down against block_k where
+    the (attention) TP world size is above 1 (get_tensor_model_parallel_world_size), with no refinement."""
+    block_n, block_k = block
+    if per_rank % block_n:
+        which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
+                 f"block_n = {block_n}.'")
+    elif tp > 1 and per_rank % block_k:
+        which = (f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
+                 f"{block_k}.'")
+    else:
+        return None
+    return (f"vLLM 0.34 splits the compressed-tensors FP8 {block_n}x{block_k}-block experts' intermediate size of "
+            f"{width:,} into {per_rank:,} a rank ({width:,} / {split}): {which} (fp8_utils.py "
+            "validate_fp8_block_shape_moe, from compressed_tensors_moe_w8a8_fp8.py "
+            "CompressedTensorsW8A8Fp8MoEMethod.create_weights, which refines no blocks)")
+
+
 def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None) -> str | None:
     """Why vLLM fails to build this text model at --tp tp (--data-parallel-size dp, --enable-expert-parallel ep): its
     dense MLP, then its routed experts (module doc); None where it builds them, or nothing is checked. The FP8
@@ -153,9 +272,13 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     if not raw or raw.get("model_type") in TP_REPLICATED:  # built whole on every rank (ZAYA1: zaya.py)
         return None
     block = _fp8_block(model, raw) if (version or READ_IN).startswith(READ_IN) else None
+    site = _FP8_SITE
+    if block is None and (version or READ_IN).startswith(READ_IN) and (ct := _ct_block(model, raw)):
+        block, site = ct, _CT_SITE
     model_type = str(raw.get("model_type") or "")
-    why = ((_dense(model_type, raw, tp, block) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block))
+    why = ((_dense(model_type, raw, tp, block, site) if tp > 1 else None)
+           or (_shared(model, model_type, raw, tp, dp, ep, block, site) if tp > 1 else None)
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 
