@@ -56,6 +56,13 @@ def test_deepseek_v3_shared_expert_fp8_block_split_unless_sequence_parallel(tmp_
     assert "input_size_per_partition = 192" in refused_line(path, *VLLM, "--tp", "8", "--dp", "2")
     assert estimate_json(path, *VLLM, "--tp", "4")["capacity"]["tp"] == 4
     assert estimate_json(path, *VLLM, "--tp", "8", "--dp", "2", "--ep")["capacity"]["tp"] == 8
+    # an all2all backend outside use_sequence_parallel_moe's list (config/parallel.py: flashinfer_nvlink_two_sided)
+    # runs no sequence-parallel MoE: DeepseekV2MLP keeps its TP split, 192 a rank again -> refused
+    two_sided = refused_line(path, *VLLM, "--tp", "8", "--dp", "2", "--ep", "--all2all-backend",
+                             "flashinfer_nvlink_two_sided")
+    assert "input_size_per_partition = 192" in two_sided
+    assert estimate_json(path, *VLLM, "--tp", "8", "--dp", "2", "--ep", "--all2all-backend",
+                         "deepep_high_throughput")["capacity"]["tp"] == 8
 
 
 def test_step35_flash_shared_expert(tmp_path):

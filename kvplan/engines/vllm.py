@@ -130,7 +130,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
              num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None,
              gpu: str | None = None, release: str | None = None, dp: int = 1, ep: bool = False,
-             encoder_data: bool = False) -> VllmPool:
+             encoder_data: bool = False, a2a: str | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -145,7 +145,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
     release: the vLLM release asked for (default rules.version): its registry says whether pp > 1 is refused
     (kvplan.engines.vllm_pp). dp, ep: --data-parallel-size and --enable-expert-parallel, which decide how the routed
-    experts split (kvplan.engines.vllm_widths). encoder_data: the vision tower built whole
+    experts split (kvplan.engines.vllm_widths), a2a (--all2all-backend) whether the shared experts are whole.
+    encoder_data: the vision tower built whole
     (engines/vllm_encoder_dp.py tower_whole): no vision heads or widths to divide.
     """
     from ..configs.quant_mlx import refusal
@@ -193,7 +194,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if tp * dp > 1:  # a text MLP / expert / FP8-block width the split does not divide (engines/vllm_widths.py)
         from .vllm_widths import check as check_widths
 
-        check_widths(model, tp, dp, ep, release or rules.version)
+        check_widths(model, tp, dp, ep, release or rules.version, a2a)
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):

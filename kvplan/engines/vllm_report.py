@@ -192,7 +192,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
                     draft_model=draft, gpu=gpu.name if gpu else None, release=release,
-                    dp=dep.dp if dep else 1, ep=bool(dep and dep.ep),
+                    dp=dep.dp if dep else 1, ep=bool(dep and dep.ep), a2a=dep.a2a if dep else None,
                     encoder_data=dep is not None and tower_whole(plan.model, dep.mm_encoder_tp_mode))
     if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
         pool = replace(pool, reserved_bytes=reserved)

@@ -21,8 +21,8 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   Glm4MoE.shared_experts of moe_intermediate_size x n_shared_experts, qwen2_moe.py / qwen3_moe.py /
   qwen3_next.py shared_expert of shared_expert_intermediate_size, step3p5.py FusedMoEBlock.share_expert of
   share_expert_dim. DeepseekV2MLP and qwen3_next.py's get disable_tp=is_sequence_parallel (config/parallel.py
-  use_sequence_parallel_moe): whole under --ep with tp > 1 and dp > 1 (capacity/experts.py shared_whole, the
-  default all2all backend assumed: a backend outside SEQUENCE_PARALLEL_BACKENDS keeps them split, not told here);
+  use_sequence_parallel_moe): whole under --ep with tp > 1 and dp > 1 (capacity/experts.py shared_whole) under
+  an --all2all-backend of SEQUENCE_PARALLEL_BACKENDS (vLLM's default among them); another keeps them split;
   the others always split. Not modelled: AITER's fused shared experts (ROCm: fused_moe/utils.py
   resolve_layer_fused_shared_expert), Qwen3-Next's replicated misaligned Quark OCP MX shared expert.
 - FP8 block quantization (a checkpoint served by fp8.py Fp8Config with weight_block_size [block_n, block_k]):
@@ -191,14 +191,15 @@ def _dense(model_type: str, raw: dict, tp: int, block, site: str = _FP8_SITE) ->
     return None if width is None else _split_mlp("MLP intermediate_size", cls, width, tp, block, site)
 
 
-def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block, site: str) -> str | None:
+def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block, site: str,
+            a2a: str | None = None) -> str | None:
     """The shared experts (_SHARED), split over the TP group as a dense MLP; whole on every rank (disable_tp) under
-    the sequence-parallel MoE of the classes that pass it (capacity/experts.py shared_whole: vLLM's default
-    all2all backend assumed; one outside SEQUENCE_PARALLEL_BACKENDS keeps them split, not told here)."""
-    from ..capacity.experts import shared_whole
+    the sequence-parallel MoE of the classes that pass it (capacity/experts.py shared_whole), which the all2all
+    backend `a2a` runs only where it is one of SEQUENCE_PARALLEL_BACKENDS (None: vLLM's default, which is)."""
+    from ..capacity.experts import SEQUENCE_PARALLEL_BACKENDS, shared_whole
 
     cls, field = _SHARED.get(model_type, (None, None))
-    if cls is None or shared_whole(model, dp, ep, tp):
+    if cls is None or (shared_whole(model, dp, ep, tp) and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)):
         return None
     if field == "n_shared_experts":
         count, expert = _int(raw, "n_shared_experts"), _int(raw, "moe_intermediate_size")
@@ -261,10 +262,12 @@ def _ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int
             "CompressedTensorsW8A8Fp8MoEMethod.create_weights, which refines no blocks)")
 
 
-def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None) -> str | None:
-    """Why vLLM fails to build this text model at --tp tp (--data-parallel-size dp, --enable-expert-parallel ep): its
-    dense MLP, then its routed experts (module doc); None where it builds them, or nothing is checked. The FP8
-    block rules are applied to vLLM 0.34 (version None: the latest) only."""
+def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None,
+            a2a: str | None = None) -> str | None:
+    """Why vLLM fails to build this text model at --tp tp (--data-parallel-size dp, --enable-expert-parallel ep,
+    --all2all-backend a2a): its dense MLP, its shared experts, then its routed experts (module doc); None where it
+    builds them, or nothing is checked. The FP8 block rules are applied to vLLM 0.34 (version None: the latest)
+    only."""
     from .vllm_load import raw_config
     from .vllm_rules import TP_REPLICATED
 
@@ -277,16 +280,17 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
         block, site = ct, _CT_SITE
     model_type = str(raw.get("model_type") or "")
     why = ((_dense(model_type, raw, tp, block, site) if tp > 1 else None)
-           or (_shared(model, model_type, raw, tp, dp, ep, block, site) if tp > 1 else None)
+           or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a) if tp > 1 else None)
            or _experts(model, raw, 1 if ep else tp * dp, tp, block, site))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 
-def check(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None) -> None:
+def check(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None,
+          a2a: str | None = None) -> None:
     """Raise the refusal line where vLLM fails to build the text model at this split."""
     from ..errors import UsageError
 
-    why = refusal(model, tp, dp, ep, version)
+    why = refusal(model, tp, dp, ep, version, a2a)
     if why:
         raise UsageError(why, HINT + (", or add --ep for the experts" if "routed expert" in why else ""))
 
