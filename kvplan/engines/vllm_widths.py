@@ -229,7 +229,8 @@ def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE
     per_rank, (block_n, block_k) = width // split, block
     if site == _CT_SITE:  # compressed_tensors_moe_w8a8_fp8.py: validate_fp8_block_shape_moe, no refinement
         return _ct_experts(width, per_rank, split, tp, block)
-    aligned = per_rank % block_n == 0 and (split == 1 or per_rank % block_k == 0)
+    # validate_fp8_block_shape_moe checks block_k where the (attention) TP world size is above 1
+    aligned = per_rank % block_n == 0 and (tp == 1 or per_rank % block_k == 0)
     if aligned or math.gcd(block_n, block_k, per_rank, shape.hidden) >= 32:  # refine_fp8_moe_block_shape
         return None
     which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
