@@ -181,8 +181,10 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
         return None
     # the checkpoint's fp8 method is read as SGLang names it (quant_online: ModelOpt by its algo, fp8 as fp8)
     block = fp8_block(model, raw, sglang_method_below_sm80) if (release or READ_IN).startswith(READ_IN) else None
+    from ..configs.resolve_family import nested_text
+
     family = _FAMILIES.get(str(raw.get("model_type") or "")) or _FAMILIES.get(
-        str((raw.get("text_config") or {}).get("model_type") or "")) or _Family()
+        str(nested_text(raw).get("model_type") or "")) or _Family()
     has_dense = family.dense is not None and (not family.dense_first
                                               or (config_int(raw, "first_k_dense_replace") or 0) > 0)
     dense_group = 1 if split.dense_whole else split.gpus
