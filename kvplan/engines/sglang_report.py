@@ -473,7 +473,7 @@ def nsa_fp8(dep) -> bool:
 def refuse_unread(model, dep, rules: Rules) -> list[str]:
     """What kvplan's SGLang model refuses beyond the pool's own checks: a DSA config pooling its index
     keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read),
-    a vision tower SGLang fails to build (engines/sglang_vision_refusal.py), and on a card below SM 8.0 what SGLang refuses there (engines/sglang_sm7.py), whose notes it returns."""
+    a vision tower SGLang fails to build (engines/sglang_vision_refusal.py), a text width it cannot split (engines/sglang_widths.py), and on a card below SM 8.0 what SGLang refuses there (engines/sglang_sm7.py), whose notes it returns."""
     from .sglang import is_nsa
     from .vllm_load import raw_config
 
@@ -491,6 +491,9 @@ def refuse_unread(model, dep, rules: Rules) -> list[str]:
 
     if not encoder_whole(model, getattr(dep, "sglang_groups", None)):  # --mm-enable-dp-encoder: no heads to split
         check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
+    from .sglang_widths import check as check_widths  # a text MLP / expert / FP8-block width SGLang cannot split
+
+    check_widths(model, dep, rules.release)
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):

@@ -65,6 +65,7 @@ here): this applies under --engine vllm only.
 
 from __future__ import annotations
 
+from .fp8_blocks import config_int as _int, fp8_block
 from .vision_heads import undivides
 
 # model_type -> vLLM 0.34's module of the dense MLP (gate_up_proj MergedColumnParallelLinear, down_proj
@@ -102,35 +103,6 @@ _FP8_SITE = "fp8.py Fp8LinearMethod.create_weights"
 _CT_SITE = "compressed_tensors_w8a8_fp8.py CompressedTensorsW8A8Fp8.create_weights"
 READ_IN = "0.34"
 HINT = "choose a --tp that gives each rank a whole share of the width the line names (FP8 blocks: a multiple of the block)"
-
-
-def _int(raw: dict, key: str) -> int | None:
-    """A positive int field of the config, top level else the nested text config."""
-    from ..configs.resolve_family import nested_text
-
-    for src in (raw, nested_text(raw)):
-        value = src.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
-
-
-def _fp8_block(model, raw: dict) -> tuple[int, int] | None:
-    """(block_n, block_k) of a checkpoint vLLM 0.34 serves with fp8.py Fp8Config block-wise; None otherwise."""
-    from ..configs.checkpoint_dtype import checkpoint_quantization_config
-    from ..configs.quant_online import vllm_method
-    from .pre_ampere import served_quantization
-
-    if served_quantization(model, vllm_method) != "fp8" or getattr(model, "online_quantization", ""):
-        return None
-    q = checkpoint_quantization_config(raw) or {}
-    if q.get("ignored_layers") or q.get("modules_to_not_convert") or q.get("store_dtype") is not None:
-        return None  # modules kept whole or experts stored otherwise (Fp8Config.get_quant_method): not checked
-    block = q.get("weight_block_size")
-    if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
-                                                           for b in block):
-        return block[0], block[1]
-    return None
 
 
 def _ct_block(model, raw: dict) -> tuple[int, int] | None:
@@ -275,7 +247,9 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     raw = raw_config(model) if tp * dp > 1 else None
     if not raw or raw.get("model_type") in TP_REPLICATED:  # built whole on every rank (ZAYA1: zaya.py)
         return None
-    block = _fp8_block(model, raw) if (version or READ_IN).startswith(READ_IN) else None
+    from ..configs.quant_online import vllm_method
+
+    block = fp8_block(model, raw, vllm_method) if (version or READ_IN).startswith(READ_IN) else None
     site = _FP8_SITE
     if block is None and (version or READ_IN).startswith(READ_IN) and (ct := _ct_block(model, raw)):
         block, site = ct, _CT_SITE

@@ -693,6 +693,13 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             if refused is not None:  # the engine refuses this card whatever the split (a card below SM 8.0)
                 c.reason, c.constraint = refused, "card"
                 continue
+            if engine.name == "sglang":  # a text width SGLang cannot split on this card (engines/sglang_widths.py)
+                from ..engines.sglang_widths import refusal as sglang_width_refusal, split_of
+
+                why = sglang_width_refusal(model, split_of(model, tp, dp, c.ep, gpu), engine.release)
+                if why is not None:
+                    c.reason, c.constraint = why, "split"
+                    continue
             if pool <= 0:
                 c.reason = (f"weights do not fit: {heaviest / GIB:,.2f} GiB + reserve {req.reserve_bytes / GIB:,.2f} GiB "
                             f"per GPU exceed the usable {budget / GIB:,.2f} GiB by {-pool / GIB:,.2f} GiB")

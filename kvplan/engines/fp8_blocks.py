@@ -1,0 +1,41 @@
+"""The config reads shared by the engines' text-width refusals (engines/vllm_widths.py, engines/sglang_widths.py): a
+positive int field of the config, and the [block_n, block_k] of a block-wise FP8 checkpoint the engine serves with
+its fp8 method."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+def config_int(raw: dict, key: str) -> int | None:
+    """A positive int field of the config, top level else the nested text config."""
+    from ..configs.resolve_family import nested_text
+
+    for src in (raw, nested_text(raw)):
+        value = src.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def fp8_block(model, raw: dict, method_of: Callable[[dict | None, str], str | None]) -> tuple[int, int] | None:
+    """(block_n, block_k) of a checkpoint the engine serves with its fp8 method (the engine's `method_of`, as
+    pre_ampere.served_quantization reads it) block-wise; None otherwise, and None for a config with ignored_layers /
+    modules_to_not_convert (both engines' Fp8Config.get_quant_method serve those modules unquantized) or store_dtype
+    (vLLM's experts stored otherwise): not checked."""
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
+    from .pre_ampere import served_quantization
+
+    if served_quantization(model, method_of) != "fp8" or getattr(model, "online_quantization", ""):
+        return None
+    q = checkpoint_quantization_config(raw) or {}
+    if q.get("ignored_layers") or q.get("modules_to_not_convert") or q.get("store_dtype") is not None:
+        return None
+    block = q.get("weight_block_size")
+    if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
+                                                           for b in block):
+        return block[0], block[1]
+    return None
+
+
+__all__ = ["config_int", "fp8_block"]

@@ -1,0 +1,226 @@
+"""The text model's widths SGLang 0.5.23 cannot split at a TP size: the MLPs, the routed and shared experts and the
+FP8 blocks, refused in one line (`kvplan estimate --engine sglang`: sglang_report.refuse_unread; `kvplan fit`:
+fit/search.py _screen, per card). The vision towers' widths are engines/sglang_vision_refusal.py's; vLLM's text
+widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/srt/...):
+
+- The groups (engines/sglang_dp.py): the MLPs (dense and shared experts) split over the whole --tp T (parallel_group
+  "tp", layers/linear.py _resolve_linear_group), with attention DP too; the dense MLPs of the
+  sglang_groups.DENSE_FULLY_DP families whole under --moe-dense-tp-size 1 (parallel_group "replicated", a group of
+  one), the shared experts whole under an all-to-all backend that replicates them (Deployment.replicated_shared:
+  sglang_a2a). The routed experts split over moe_tp = T / ep_size (runtime_context.derive_parallel_widths): T
+  without --ep-size, 1 with kvplan's --ep (--ep-size T; the a2a backends set it: sglang_a2a.EP_SPANNING).
+- Any width: layers/linear.py MergedColumnParallelLinear.__init__ asserts every output size % tp_size == 0 (a bare
+  AssertionError) for gate_up_proj of [width] x 2; layers/moe/fused_moe_triton/layer.py FusedMoE.__init__ asserts
+  intermediate_size % moe_tp_size == 0 for the routed experts.
+- FP8 block quantization (a checkpoint Fp8Config serves with weight_block_size [block_n, block_k]): the linears'
+  Fp8LinearMethod.create_weights calls layers/quantization/fp8.py Fp8LinearMethod.validate_block_quant_shapes: a
+  merged layer (several output partitions: gate_up_proj) needs each partition, width / T, a multiple of block_n,
+  even at TP 1 ("Weight output_partition_size = N is not divisible by weight quantization block_n = K."); a
+  row-parallel down_proj its input per rank a multiple of block_k at T > 1 ("Weight input_size_per_partition =
+  ..."). Unlike vLLM 0.34 (no refinement of the blocks) the experts: Fp8MoEMethod.create_fp8_moe_weight_ needs
+  the intermediate per rank a multiple of block_n ("The output_size of gate's and up's weight = N is not divisible
+  by weight quantization block_n = K.") and, at moe_tp > 1, of block_k ("The input_size of down's weight = ...");
+  only ROCm's aiter path skips it. FusedMoE.__init__ rounds the intermediate per rank up to 128 first under the
+  flashinfer_trtllm runner, which 0.5.23 picks by default (--moe-runner-backend auto, --moe-a2a-backend none) on an
+  SM 10.x card for an fp8 checkpoint of the _SM100_TRTLLM architectures (arg_groups/overrides.py
+  _deepseek_moe_quant_resolution, model_overrides/qwen3_moe.py _qwen3_moe_family_overrides; is_sm100: CUDA major
+  10, utils/common.py): there the experts' blocks are not refused. Not checked: the attention's linears (whose heads
+  fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), GPTQ / AWQ / Marlin
+  (not read), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
+  0.5.23 plans (rules.release), the asserts to every release.
+
+The model files read, by family (_FAMILIES; the first failing module in build order is named: a layer's MLP
+after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .fp8_blocks import config_int, fp8_block
+from .vision_heads import undivides
+
+READ_IN = "0.5.23"
+HINT = ("choose a --tp that gives each rank a whole share of the width the line names (FP8 blocks: a multiple of the "
+        "block)")
+
+
+@dataclass(frozen=True)
+class _Family:
+    dense: str | None = None  # the class of the dense MLP (gate_up_proj / down_proj of config.intermediate_size)
+    dense_first: bool = False  # only below first_k_dense_replace (the MoE models' first layers)
+    shared: str | None = None  # the class of the shared experts' MLP
+    shared_width: tuple[str, ...] = ()  # its width: the first field, times the second where given
+
+
+_DSV2_MLP = "deepseek_v2.py DeepseekV2MLP"
+_DSV2 = _Family(_DSV2_MLP, True, _DSV2_MLP + " (DeepseekV2MoE.shared_experts)", ("moe_intermediate_size",
+                                                                                 "n_shared_experts"))
+_QWEN2 = _Family("qwen2.py Qwen2MLP")
+# config model_type -> the SGLang 0.5.23 classes building its MLPs (module doc); the routed experts of every MoE model
+# are FusedMoE's (moe_intermediate_size, else intermediate_size: vllm_moe_workspace.moe_shape)
+_FAMILIES: dict[str, _Family] = {
+    "llama": _Family("llama.py LlamaMLP"), "mistral": _Family("mistral.py MistralForCausalLM's llama.py LlamaMLP"),
+    "phi3": _Family("llama.py LlamaMLP (Phi3ForCausalLM)"), "glm4": _Family("glm4.py Glm4MLP"),
+    "qwen2": _QWEN2, "qwen3": _Family("qwen3.py Qwen3MLP (qwen2.py Qwen2MLP)"),
+    "qwen2_vl": _Family("qwen2_vl.py's qwen2.py Qwen2MLP"), "qwen2_5_vl": _Family("qwen2_5_vl.py's qwen2.py Qwen2MLP"),
+    "gemma2": _Family("gemma2.py Gemma2MLP"), "gemma3_text": _Family("gemma3_causal.py Gemma3MLP"),
+    "gemma3": _Family("gemma3_mm.py's gemma3_causal.py Gemma3MLP"),
+    "deepseek_v2": _DSV2, "deepseek_v3": _DSV2,
+    "glm4_moe": _Family("glm4_moe.py Glm4MoeMLP", True, "glm4_moe.py Glm4MoeMLP (Glm4MoeSparseMoeBlock.shared_experts)",
+                        ("moe_intermediate_size", "n_shared_experts")),
+    "qwen2_moe": _Family(shared="qwen2_moe.py Qwen2MoeMLP (Qwen2MoeSparseMoeBlock.shared_expert)",
+                         shared_width=("shared_expert_intermediate_size",)),
+    # Step3p5DecoderLayer: the dense layers' Step3p5MLP (layers 0-2 of the released configs), a sparse layer's
+    # Step3p5MoEMLP (FusedMoE) then its share_expert, a Step3p5MLP of share_expert_dim
+    "step3p5": _Family("step3p5.py Step3p5MLP", shared="step3p5.py Step3p5MLP (Step3p5DecoderLayer.share_expert)",
+                       shared_width=("share_expert_dim",)),
+}
+# the architectures whose fp8 checkpoint 0.5.23 runs on the flashinfer_trtllm MoE runner by default on SM 10.x
+# (module doc): overrides.py _DEEPSEEK_FAMILY_ARCHS less LongCat (excluded there), qwen3_moe.py's _register_for list
+_SM100_TRTLLM = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
+    "Dots3NoteForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Qwen3NextForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration", "InternS2PreviewForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
+    "Qwen4ExpForConditionalGeneration"})
+TRTLLM_ALIGN = 128  # FusedMoE.__init__: round_up(intermediate_size_per_partition, 128) under flashinfer_trtllm
+
+
+@dataclass(frozen=True)
+class Split:
+    """An SGLang launch as kvplan plans it: --tp (all T GPUs: kvplan's tp x dp), --dp (attention DP), --ep
+    (--ep-size T), the shared experts replicated (an a2a backend), the dense MLPs whole (--moe-dense-tp-size 1),
+    whether the card is SM 10.x and the MoE a2a backend is none (flashinfer_trtllm's default)."""
+    gpus: int
+    dp: int = 1
+    ep: bool = False
+    replicated_shared: bool = False
+    dense_whole: bool = False
+    sm100_trtllm: bool = False
+
+    def flags(self) -> str:
+        return f"--tp {self.gpus}" + (f" --dp {self.dp}" if self.dp > 1 else "") + (
+            f" --ep-size {self.gpus}" if self.ep else "")
+
+
+def _mlp(width: int | None, group: int, cls: str, what: str, block) -> str | None:
+    """Why SGLang fails to build an MLP (MergedColumnParallelLinear gate_up_proj + RowParallelLinear down_proj) of
+    `width` over a group of `group` GPUs; None where it builds it."""
+    if width is None:
+        return None
+    if undivides(width, group):
+        return (f"SGLang 0.5.23 splits the {what} of {width:,} over TP {group}, which does not divide it ({width:,} % "
+                f"{group} = {width % group}: {cls}.gate_up_proj; layers/linear.py MergedColumnParallelLinear.__init__ "
+                "asserts every output size % tp_size == 0)")
+    if block is None:
+        return None
+    per_rank, (block_n, block_k) = width // group, block
+    where = f"{width:,} / {group}" if group > 1 else "whole: a merged layer is checked at TP 1 too"
+    if per_rank % block_n:
+        line = (f"'Weight output_partition_size = {per_rank} is not divisible by weight quantization block_n = "
+                f"{block_n}.' ({cls}.gate_up_proj, {per_rank:,} a rank: {where}")
+    elif group > 1 and per_rank % block_k:
+        line = (f"'Weight input_size_per_partition = {per_rank} is not divisible by weight quantization block_k = "
+                f"{block_k}.' ({cls}.down_proj, {per_rank:,} a rank: {where}")
+    else:
+        return None
+    return (f"SGLang 0.5.23 splits the FP8 {block_n}x{block_k}-block {what} of {width:,}: {line}; "
+            "layers/quantization/fp8.py Fp8LinearMethod.validate_block_quant_shapes)")
+
+
+def _experts(width: int | None, split: Split, block) -> str | None:
+    group = 1 if split.ep else split.gpus
+    if width is None:
+        return None
+    if undivides(width, group):
+        return (f"SGLang 0.5.23 splits each routed expert's intermediate size of {width:,} over MoE TP {group} "
+                f"(no --ep-size), which does not divide it ({width:,} % {group} = {width % group}: "
+                "layers/moe/fused_moe_triton/layer.py FusedMoE.__init__ asserts intermediate_size % moe_tp_size == 0; "
+                "with --ep the experts are whole)")
+    if block is None:
+        return None
+    per_rank, (block_n, block_k) = width // group, block
+    held = -(-per_rank // TRTLLM_ALIGN) * TRTLLM_ALIGN if split.sm100_trtllm else per_rank
+    if held % block_n:
+        which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
+                 f"block_n = {block_n}.'")
+    elif group > 1 and held % block_k:
+        which = (f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
+                 f"{block_k}.'")
+    else:
+        return None
+    over = f"{width:,} / {group}" if group > 1 else "whole"
+    return (f"SGLang 0.5.23 splits the FP8 {block_n}x{block_k}-block routed experts' intermediate size of {width:,} "
+            f"into {per_rank:,} a rank ({over}), with no block refinement: {which} (layers/quantization/fp8.py "
+            "Fp8MoEMethod.create_fp8_moe_weight_)")
+
+
+def _shared_width(raw: dict, family: _Family) -> int | None:
+    if not family.shared_width:
+        return None
+    width = config_int(raw, family.shared_width[0])
+    if width is not None and len(family.shared_width) > 1:
+        times = config_int(raw, family.shared_width[1])
+        width = width * times if times else None
+    return width
+
+
+def refusal(model, split: Split, release: str | None = None) -> str | None:
+    """Why SGLang fails to build this text model at this launch (module doc): its first dense MLP, its routed
+    experts, its shared experts, in build order; None where it builds them, or nothing is checked. The FP8 block
+    rules are applied to 0.5.23 (release None: the newest) only."""
+    from ..capacity.experts import is_moe
+    from ..configs.quant_online import sglang_method_below_sm80
+    from .vllm_load import raw_config
+    from .vllm_moe_workspace import moe_shape
+    from .vllm_rules import TP_REPLICATED
+
+    raw = raw_config(model)
+    if not raw or raw.get("model_type") in TP_REPLICATED:  # built whole on every rank (ZAYA1: zaya.py)
+        return None
+    # the checkpoint's fp8 method is read as SGLang names it (quant_online: ModelOpt by its algo, fp8 as fp8)
+    block = fp8_block(model, raw, sglang_method_below_sm80) if (release or READ_IN).startswith(READ_IN) else None
+    from ..configs.resolve_family import nested_text
+
+    family = _FAMILIES.get(str(raw.get("model_type") or "")) or _FAMILIES.get(
+        str(nested_text(raw).get("model_type") or "")) or _Family()
+    has_dense = family.dense is not None and (not family.dense_first
+                                              or (config_int(raw, "first_k_dense_replace") or 0) > 0)
+    dense_group = 1 if split.dense_whole else split.gpus
+    moe = is_moe(model)
+    shape = moe_shape(raw) if moe else None
+    expert_width = config_int(raw, "moe_intermediate_size") or (shape.intermediate if shape else None)
+    why = ((_mlp(config_int(raw, "intermediate_size"), dense_group, family.dense, "dense MLP intermediate_size", block)
+            if has_dense else None)
+           or (_experts(expert_width, split, block) if moe else None)
+           or (_mlp(_shared_width(raw, family), 1 if split.replicated_shared else split.gpus, family.shared,
+                    "shared experts' intermediate size", block) if moe and family.shared else None))
+    return f"{split.flags()} with --engine sglang: {why}" if why else None
+
+
+def split_of(model, tp: int, dp: int = 1, ep: bool = False, gpu=None, a2a: str | None = None,
+             replicated_shared: bool = False, groups=None) -> Split:
+    """The Split of kvplan's tp x dp GPUs (--ep, the card `gpu`, the a2a backend, replicated shared experts,
+    engines/sglang_groups.py's flags), as a Deployment or fit's candidate gives them."""
+    from ..capacity.gpus import CUDA_CAPABILITY
+    from .sglang_groups import dense_whole
+
+    major = CUDA_CAPABILITY.get(gpu.name, (0, 0))[0] if gpu is not None else 0
+    return Split(tp * dp, dp, ep, replicated_shared, dense_whole(model, groups),
+                 major == 10 and a2a in (None, "none") and (model.architecture or "") in _SM100_TRTLLM)
+
+
+def check(model, dep, release: str | None = None) -> None:
+    """Raise the refusal line where SGLang fails to build the text model at this deployment (dep None: TP 1)."""
+    from ..errors import UsageError
+
+    split = (split_of(model, dep.tp, dep.dp, bool(dep.ep), dep.gpu, dep.a2a, dep.replicated_shared, dep.sglang_groups)
+             if dep is not None else Split(1))
+    why = refusal(model, split, release)
+    if why:
+        raise UsageError(why, HINT + (", or add --ep for the experts" if "routed expert" in why and not split.ep
+                                      else ""))
+
+
+__all__ = ["Split", "check", "refusal", "split_of"]
