@@ -265,9 +265,10 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
     experts and LM head (full_tp_saving), and the vision tower as the engine places it (placement.dp_tower_saving:
-    engines/sglang_placement.py, SGLang's engines/sglang_dp_vision.py tower_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB), held as more whole
-    experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
-    SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP.
+    engines/sglang_placement.py, SGLang's engines/sglang_dp_vision.py tower_saving). 0 without DP or EP.
+    redundant: EPLB's redundant experts (None: no EPLB), held as more whole experts a rank (routed_saving). a2a:
+    vLLM's all2all backend (None: its default); one outside SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE,
+    so the shared experts stay split over TP.
     replicated_shared: SGLang's --moe-a2a-backend builds the shared experts whole on every GPU
     (Deployment.replicated_shared; engines/sglang_a2a.py): what they weigh more than the split counted here.
     placement: the engine's (Deployment.placement, capacity/placement.py; the default moves nothing): under SGLang

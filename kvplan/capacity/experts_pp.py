@@ -35,7 +35,8 @@ def stage_savings(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
     SGLang's whole shared experts, `placement`: the engine's (Deployment.placement: SGLang's --enable-dp-lm-head /
     --moe-dense-tp-size and its tower under attention DP; placement_saving)."""
     if pp <= 1:
-        return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a, replicated_shared, placement)]
+        return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a, replicated_shared,
+                                 placement)]
     if not weights.parts:
         return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a,
                                  replicated_shared, placement) // pp] * pp
