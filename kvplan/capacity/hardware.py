@@ -68,8 +68,9 @@ class Deployment:
 def split_engine_of(engine: str, emit: str | None = None) -> str:
     """Whose module split kvplan's own plan follows (Deployment.placement: request.py placement_of), from the engine
     families planned and emitted ("ideal", "vllm", "sglang"; None): the engine planned (--engine), else the one
-    emitted (--emit, whose launch line the plan is for, as Deployment.dense_over_all), else vLLM's. --engine vllm --emit sglang plans vLLM:
-    vLLM's report stands beside the plan at vLLM's split, and --emit only prints SGLang's command."""
+    emitted (--emit, whose launch line the plan is for, as Deployment.dense_over_all), else vLLM's. --engine vllm
+    --emit sglang plans vLLM: vLLM's report stands beside the plan at vLLM's split, and --emit only prints SGLang's
+    command."""
     chosen = engine if engine != "ideal" else emit
     return "sglang" if chosen == "sglang" else "vllm"
 
