@@ -94,7 +94,7 @@ class DeploymentRequest:
     mm_encoder_tp_mode: str | None = None  # vLLM's --mm-encoder-tp-mode (engines/vllm_encoder_dp.py)
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
     redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
-    split_engine: str = "vllm"  # whose module split the plan's weights follow: capacity.hardware.Deployment
+    split_engine: str = "vllm"  # whose module split the plan's weights follow: placement_of
     gpus_per_node: int = 8  # --gpus-per-node: which EP ranks share a node (engines/ep_nodes.py)
 
     @property
@@ -111,13 +111,14 @@ class DeploymentRequest:
 
         if not self.has_memory and self.tp == 1 and self.pp == 1 and self.dp == 1 and not self.ep:
             return None
+        placement = placement_of(self.split_engine, self.sglang_groups, self.mm_encoder_tp_mode)
         if not self.has_memory:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
                                    replicated_shared=self.replicated_shared, sglang_groups=self.sglang_groups,
                                    mm_encoder_tp_mode=self.mm_encoder_tp_mode,
                                    redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
-                                   split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
+                                   placement=placement, gpus_per_node=self.gpus_per_node)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
@@ -126,7 +127,7 @@ class DeploymentRequest:
                                      replicated_shared=self.replicated_shared, sglang_groups=self.sglang_groups,
                                      mm_encoder_tp_mode=self.mm_encoder_tp_mode,
                                      redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto,
-                                     split_engine=self.split_engine, gpus_per_node=self.gpus_per_node)
+                                     placement=placement, gpus_per_node=self.gpus_per_node)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -214,6 +215,25 @@ class EngineRequest:
                              + ("" if flag != getattr(speculation, "flag", None) else ", or SGLang"))
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
                    enforce_eager, speculation)
+
+
+def placement_of(split_engine: str, groups=None, encoder_mode: str | None = None):
+    """Deployment.placement (capacity/placement.py): where the engine whose split the plan follows (split_engine,
+    capacity.hardware.split_engine_of) places weights otherwise than kvplan's (vLLM 0.34's) split. "sglang": SGLang
+    0.5.23's tower split and its group flags `groups` (engines/sglang_placement.py); "vllm" with --mm-encoder-tp-mode
+    data (`encoder_mode`): the tower whole on every GPU (engines/vllm_encoder_dp.py); else the default, nothing. The
+    engine modules load only for those (tests/test_speed_paths.py)."""
+    if split_engine == "sglang":
+        from .engines.sglang_placement import SglangPlacement
+
+        return SglangPlacement(groups)
+    if encoder_mode == "data":
+        from .engines.vllm_encoder_dp import ENCODER_DATA
+
+        return ENCODER_DATA
+    from .capacity.placement import VLLM_SPLIT
+
+    return VLLM_SPLIT
 
 
 def engine_family(engine: str) -> str:

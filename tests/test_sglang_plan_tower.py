@@ -1,6 +1,7 @@
-"""kvplan's own plan under --engine sglang splits the vision tower as SGLang 0.5.23 does (Deployment.split_engine,
-capacity/weights.py engine_stage_delta -> engines/sglang_tower.py tower_delta), so its `capacity` weights a GPU are
-SGLang's report's; without --engine sglang (or with --engine vllm, --emit sglang too) it keeps vLLM 0.34's split.
+"""kvplan's own plan under --engine sglang splits the vision tower as SGLang 0.5.23 does (Deployment.placement,
+capacity/weights.py engine_stage_delta -> engines/sglang_placement.py -> sglang_tower.py tower_delta), so its
+`capacity` weights a GPU are SGLang's report's; without --engine sglang (or with --engine vllm, --emit sglang too)
+it keeps vLLM 0.34's split.
 
 SGLang 0.5.23's module split (weights/vision_tp.py SGLANG_TOWERS, read in the wheel; tests/test_sglang_vision_tp.py):
 - qwen3_vl.py Qwen3VLMoeVisionModel.pos_embed a VocabParallelEmbedding (rows padded to 64, split over TP; vLLM 0.34

@@ -41,6 +41,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..weights.estimate import holds_config_estimate
 from ..weights.record import Weights
+from .placement import VLLM_SPLIT, Placement
 from .shard import _ceil_div
 
 
@@ -252,30 +253,28 @@ def full_tp_saving(model, weights, dep) -> int:
 
 def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int, kept: int = 0) -> int:
     """full_tp_saving of full_tp_bytes less `kept`, the bytes an SGLang flag builds on another group
-    (engines/sglang_groups.py moved)."""
+    (Placement.moved: engines/sglang_groups.py moved)."""
     total = full_tp_bytes(model, weights) if dp > 1 else None
     return 0 if total is None else _ceil_div(total - kept, tp) - _ceil_div(total - kept, tp * dp)
 
 
 def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
                      dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None,
-                     replicated_shared: bool = False, groups=None) -> int:
+                     replicated_shared: bool = False, placement: Placement = VLLM_SPLIT) -> int:
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
-    experts and LM head (full_tp_saving), and the vision tower as SGLang places it (engines/sglang_dp_vision.py
-    tower_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB), held as more whole
-    experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
-    SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP.
+    experts and LM head (full_tp_saving), and the vision tower as the engine places it (placement.dp_tower_saving:
+    engines/sglang_placement.py, SGLang's engines/sglang_dp_vision.py tower_saving). 0 without DP or EP.
+    redundant: EPLB's redundant experts (None: no EPLB), held as more whole experts a rank (routed_saving). a2a:
+    vLLM's all2all backend (None: its default); one outside SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE,
+    so the shared experts stay split over TP.
     replicated_shared: SGLang's --moe-a2a-backend builds the shared experts whole on every GPU
     (Deployment.replicated_shared; engines/sglang_a2a.py): what they weigh more than the split counted here.
-    groups: SGLang's --enable-dp-lm-head / --moe-dense-tp-size (Deployment.sglang_groups; engines/sglang_groups.py
-    moved): the LM head kept on the attention TP group, the dense MLPs whole on every GPU, with or without DP."""
-    kept, whole = (0, 0)
-    if groups is not None:
-        from ..engines.sglang_groups import moved
-
-        kept, whole = moved(model, weights, tp, dp, groups)
+    placement: the engine's (Deployment.placement, capacity/placement.py; the default moves nothing): under SGLang
+    its --enable-dp-lm-head / --moe-dense-tp-size (engines/sglang_placement.py -> engines/sglang_groups.py moved): the
+    LM head kept on the attention TP group, the dense MLPs whole on every GPU, with or without DP."""
+    kept, whole = placement.moved(model, weights, tp, dp)
     if dp <= 1 and not ep:
         return -whole
     sequence_parallel = (not dense_over_all and not replicated_shared
@@ -286,8 +285,5 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
         saving -= replicated_shared_extra(model, weights, tp * dp if dense_over_all else tp)
     if not dense_over_all:
         return saving - whole
-    from ..engines.sglang_dp_vision import tower_saving  # the vision tower as SGLang places it
-    from ..engines.sglang_groups import encoder_whole  # or whole, --mm-enable-dp-encoder: engine_stage_delta
-
-    tower = 0 if encoder_whole(model, groups) else tower_saving(model, weights, tp, dp)
+    tower = placement.dp_tower_saving(model, weights, tp, dp)  # the vision tower as SGLang places it
     return saving - whole + _full_tp_less(model, weights, tp, dp, kept) + tower

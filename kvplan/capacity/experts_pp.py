@@ -23,23 +23,26 @@ from dataclasses import replace
 from ..core.model import ModelSpec
 from ..weights.record import Weights
 from .experts import placement_saving
+from .placement import VLLM_SPLIT, Placement
 from .shard import stage_bounds
 
 
 def stage_savings(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool, pp: int,
                   dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None,
-                  replicated_shared: bool = False, groups=None) -> list[int]:
+                  replicated_shared: bool = False, placement: Placement = VLLM_SPLIT) -> list[int]:
     """placement_saving for each pipeline stage's GPUs (one entry a stage); `redundant`: EPLB's redundant experts
     (capacity/eplb.py), spread over every stage's MoE layers alike; `a2a`: vLLM's all2all backend, `replicated_shared`:
-    SGLang's whole shared experts, `groups`: SGLang's --enable-dp-lm-head / --moe-dense-tp-size (placement_saving)."""
+    SGLang's whole shared experts, `placement`: the engine's (Deployment.placement: SGLang's --enable-dp-lm-head /
+    --moe-dense-tp-size and its tower under attention DP; placement_saving)."""
     if pp <= 1:
-        return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a, replicated_shared, groups)]
+        return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a, replicated_shared,
+                                 placement)]
     if not weights.parts:
         return [placement_saving(model, weights, tp, dp, ep, dense_over_all, redundant, a2a,
-                                 replicated_shared, groups) // pp] * pp
+                                 replicated_shared, placement) // pp] * pp
     out = []
     for start, end in stage_bounds(model.num_layers, pp):
         parts = tuple(p for p in weights.parts if p[0] != "experts" or start <= p[1] < end)
         out.append(placement_saving(model, replace(weights, parts=parts), tp, dp, ep, dense_over_all, redundant,
-                                    a2a, replicated_shared, groups))
+                                    a2a, replicated_shared, placement))
     return out

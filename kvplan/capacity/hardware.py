@@ -7,6 +7,7 @@ from ..errors import UsageError
 from ..units import GIB
 from ..weights.record import Weights
 from .gpus import Gpu, lookup
+from .placement import VLLM_SPLIT, Placement
 
 DEFAULT_MEM_UTIL = 0.9  # vLLM's gpu_memory_utilization default
 DEFAULT_RESERVE_BYTES = 2 * GIB  # activations, CUDA graphs, non-torch memory
@@ -42,10 +43,10 @@ class Deployment:
     # no EPLB
     redundant_experts: int | None = None
     eplb_default: bool = False  # R is vLLM's default (--redundant-experts auto): --emit vllm prints --enable-eplb alone
-    # the engine whose module split the plan's weights follow where engines differ: "vllm" (kvplan's weights, as vLLM
-    # 0.34 splits them) or "sglang" (the vision tower as SGLang 0.5.23 splits it: capacity/weights.py
-    # engine_stage_delta); split_engine_of picks it
-    split_engine: str = "vllm"
+    # where the engine planned places weights otherwise than kvplan's split (vLLM 0.34's, the default): SGLang 0.5.23's
+    # vision tower split and group flags (engines/sglang_placement.py), vLLM's --mm-encoder-tp-mode data
+    # (engines/vllm_encoder_dp.py); capacity/placement.py. request.py placement_of picks it, from split_engine_of
+    placement: Placement = VLLM_SPLIT
     gpus_per_node: int = 8  # a host's GPUs (--gpus-per-node): which EP ranks share a node (engines/ep_nodes.py)
 
     @property
@@ -65,10 +66,11 @@ class Deployment:
 
 
 def split_engine_of(engine: str, emit: str | None = None) -> str:
-    """Whose module split kvplan's own plan follows (Deployment.split_engine), from the engine families planned and
-    emitted ("ideal", "vllm", "sglang"; None): the engine planned (--engine), else the one emitted (--emit, whose
-    launch line the plan is for, as Deployment.dense_over_all), else vLLM's. --engine vllm --emit sglang plans vLLM:
-    vLLM's report stands beside the plan at vLLM's split, and --emit only prints SGLang's command."""
+    """Whose module split kvplan's own plan follows (Deployment.placement: request.py placement_of), from the engine
+    families planned and emitted ("ideal", "vllm", "sglang"; None): the engine planned (--engine), else the one
+    emitted (--emit, whose launch line the plan is for, as Deployment.dense_over_all), else vLLM's. --engine vllm
+    --emit sglang plans vLLM: vLLM's report stands beside the plan at vLLM's split, and --emit only prints SGLang's
+    command."""
     chosen = engine if engine != "ideal" else emit
     return "sglang" if chosen == "sglang" else "vllm"
 
@@ -95,7 +97,7 @@ def make_deployment(
     mm_encoder_tp_mode: str | None = None,
     redundant_experts: int | None = None,
     eplb_default: bool = False,
-    split_engine: str = "vllm",
+    placement: Placement = VLLM_SPLIT,
     gpus_per_node: int = 8,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
@@ -110,7 +112,7 @@ def make_deployment(
                           dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
                           sglang_groups=sglang_groups, mm_encoder_tp_mode=mm_encoder_tp_mode,
                           redundant_experts=redundant_experts, eplb_default=eplb_default,
-                          split_engine=split_engine, gpus_per_node=gpus_per_node)
+                          placement=placement, gpus_per_node=gpus_per_node)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -129,5 +131,5 @@ def make_deployment(
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
                       dense_over_all=dense_over_all, a2a=a2a, replicated_shared=replicated_shared,
                       sglang_groups=sglang_groups, mm_encoder_tp_mode=mm_encoder_tp_mode,
-                      redundant_experts=redundant_experts, eplb_default=eplb_default, split_engine=split_engine,
+                      redundant_experts=redundant_experts, eplb_default=eplb_default, placement=placement,
                       gpus_per_node=gpus_per_node)

@@ -103,12 +103,11 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
                                 deployment.redundant_experts,  # EPLB: capacity/eplb.py
                                 deployment.a2a,  # vLLM's all2all backend: its shared experts (engines/vllm_a2a.py)
                                 deployment.replicated_shared,  # SGLang's backend: shared experts whole (sglang_a2a)
-                                deployment.sglang_groups)  # --enable-dp-lm-head, --moe-dense-tp-size (sglang_groups)
+                                deployment.placement)  # SGLang's --enable-dp-lm-head, --moe-dense-tp-size, DP tower
         stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
-    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.split_engine,
-                               deployment.sglang_groups, deployment.mm_encoder_tp_mode)
+    extra = engine_stage_delta(model, weights, deployment.tp, deployment.pp, deployment.dp, deployment.placement)
     # SGLang's vision tower split (engines/sglang_tower.py), as its report counts it; vLLM's tower whole under
-    # --mm-encoder-tp-mode data (engines/vllm_encoder_dp.py)
+    # --mm-encoder-tp-mode data (engines/vllm_encoder_dp.py): capacity/placement.py
     if extra is not None:
         stage_weights = [w + more for w, more in zip(stage_weights, extra)]
     if deployment.kv_memory_bytes is not None:

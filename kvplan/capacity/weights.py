@@ -53,6 +53,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..weights.estimate import estimated, given
 from ..weights.record import NO_LAYER, REPLICATED, Weights
+from .placement import VLLM_SPLIT, Placement
 from .shard import check_pp, stage_bounds
 
 
@@ -209,25 +210,16 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
 
 
 def engine_stage_delta(model: ModelSpec, weights: Weights, tp: int, pp: int = 1, dp: int = 1,
-                       split_engine: str = "vllm", groups=None, encoder_mode: str | None = None) -> list[int] | None:
+                       placement: Placement = VLLM_SPLIT) -> list[int] | None:
     """Bytes one GPU of each pipeline stage holds beyond stage_weight_bytes' split (vLLM 0.34's) where the plan
-    follows another engine's (Deployment.split_engine): under "sglang" the vision tower as SGLang 0.5.23 splits it,
-    on the first stage, the figure SGLang's report adds (engines/sglang_report.record_tower -> sglang_tower.py
-    tower_delta; under attention DP the tower is placed by capacity/experts.py placement_saving instead). None where
-    nothing differs. The engine modules load only here, for an SGLang plan. groups: Deployment.sglang_groups
-    (--mm-enable-dp-encoder: the tower whole, engines/sglang_groups.py). encoder_mode: vLLM's --mm-encoder-tp-mode
-    (Deployment.mm_encoder_tp_mode; "data": the tower whole on every GPU, engines/vllm_encoder_dp.py)."""
-    if split_engine != "sglang":
-        if encoder_mode != "data":
-            return None
-        from ..engines.vllm_encoder_dp import stage_delta, tower_whole
-
-        got = stage_delta(model, weights, tp, pp) if tower_whole(model, encoder_mode) else None
-        return got if got is not None and any(got) else None
-    from ..engines.sglang_report import record_tower
-
-    got = record_tower(model, weights, tp, pp, dp, groups)
-    return list(got.stage_bytes) if got is not None and any(got.stage_bytes) else None
+    follows another engine's placement (Deployment.placement, capacity/placement.py; the default: None). Under
+    SGLang (engines/sglang_placement.py) the vision tower as SGLang 0.5.23 splits it, on the first stage, the figure
+    SGLang's report adds (engines/sglang_report.record_tower -> sglang_tower.py tower_delta; whole under
+    --mm-enable-dp-encoder; under attention DP the tower is placed by capacity/experts.py placement_saving instead);
+    under vLLM's --mm-encoder-tp-mode data the tower whole on every GPU (engines/vllm_encoder_dp.py EncoderData).
+    None where nothing differs."""
+    got = placement.stage_delta(model, weights, tp, pp, dp)
+    return got if got is not None and any(got) else None
 
 
 def plan_weights(model: ModelSpec, deployment) -> Weights:

@@ -223,12 +223,13 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
         # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp); the group flags (sglang_groups)
         if dep.dp > 1 or dep.ep or dep.sglang_groups is not None:
             from ..capacity.experts import check_placement, placement_saving
+            from .sglang_placement import SglangPlacement
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             # DeepEP: the shared experts whole on every GPU (sglang_a2a), as kvplan's own plan counts them
             less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dense_over_all,
                                     redundant=dep.redundant_experts, replicated_shared=dep.replicated_shared,
-                                    groups=dep.sglang_groups)
+                                    placement=SglangPlacement(dep.sglang_groups))
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes

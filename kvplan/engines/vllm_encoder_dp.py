@@ -35,6 +35,7 @@ Read in the vllm 0.34.0 wheel (vllm/...):
 
 from __future__ import annotations
 
+from ..capacity.placement import Placement
 from ..errors import UsageError
 
 MODES = ("weights", "data")
@@ -79,6 +80,17 @@ def stage_delta(model, record, tp: int, pp: int = 1) -> list[int]:
     if record is not None and tp > 1:
         out[0] = vision_bytes(record) - vision_split_bytes(record, tp)
     return out
+
+
+class EncoderData(Placement):
+    """--mm-encoder-tp-mode data as Deployment.placement (capacity/placement.py; request.py placement_of): the tower
+    whole on every GPU of the first stage (stage_delta), for the classes read for it (tower_whole)."""
+
+    def stage_delta(self, model, weights, tp: int, pp: int, dp: int) -> list[int] | None:
+        return stage_delta(model, weights, tp, pp) if tower_whole(model, "data") else None
+
+
+ENCODER_DATA = EncoderData()
 
 
 def notes(model, mode: str | None, record, tp: int) -> list[str]:

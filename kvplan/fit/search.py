@@ -642,6 +642,9 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         resident = batch - _offload(plan, batch_bytes(plan, tokens, batch), batch)[1]
     layers_by_tp: dict[int, _Layers] = {}
     read_by_tp: dict[int, int] = {}
+    from ..request import placement_of
+
+    placement = placement_of(split_engine_of(engine.name, None))  # as deployment_for's (capacity/placement.py)
     for tp, pp, dp in grid:
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
@@ -673,9 +676,9 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 from ..capacity.experts_pp import stage_savings
 
                 savings = stage_savings(model, record, tp, dp, _ep_of(engine, model, tp, dp), pp,
-                                        dense_over_all=engine.name == "sglang")
+                                        dense_over_all=engine.name == "sglang", placement=placement)
                 stage_w = [w - saving for w, saving in zip(stage_w, savings)]
-            extra = engine_stage_delta(model, record, tp, pp, dp, split_engine_of(engine.name, None))
+            extra = engine_stage_delta(model, record, tp, pp, dp, placement)
             if extra is not None:  # SGLang's vision tower split, as capacity.pool counts it
                 stage_w = [w + more for w, more in zip(stage_w, extra)]
             weights_by_split[(tp, pp, dp)] = stage_w
@@ -788,11 +791,11 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
 
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
-    from ..request import engine_family
+    from ..request import engine_family, placement_of
 
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
                            weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all,
-                           split_engine=split_engine_of(engine_family(req.engine), None))
+                           placement=placement_of(split_engine_of(engine_family(req.engine), None)))
 
 
 def _verify(req, base, record, engine, passing, top):
