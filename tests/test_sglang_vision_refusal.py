@@ -31,7 +31,9 @@ SGL = ("--gpu", "h200", "--context", "4k", "--engine", "sglang")
 def _qwen_mha(tmp_path) -> str:
     from kvplan.sources import bundled_config, bundled_index
 
-    raw = dict(bundled_config(bundled_index()["qwen2.5-vl-7b"]), num_key_value_heads=28)
+    # the MLP made 18,956 wide (7 x 2,708 = 4 x 4,739): the text model divides at TP 7 and 4, as SGLang's dense-MLP
+    # width rule (engines/sglang_widths.py) asks, so only the tower's heads decide
+    raw = dict(bundled_config(bundled_index()["qwen2.5-vl-7b"]), num_key_value_heads=28, intermediate_size=18956)
     assert raw["num_attention_heads"] == 28 and raw["vision_config"]["num_heads"] == 16
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
