@@ -55,12 +55,24 @@ dependency of the 0.34 wheel, METADATA) and pads K to 128 (quantization/utils/hu
 releases' "input size is not aligned with the quantized weight shape" (gptq.py) and Marlin's "min_thread_k" refusals
 are gone from 0.34, and whether a group straddling two ranks then loads right is in humming-kernels, not in the wheel.
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
-Marlin). Not checked: ModelOpt (read, not modelled: modelopt.py KNvfp4Static.create_weights refuses an NVFP4 input
-per rank not a multiple of 16; KFp8Block128 / KMxfp8Static their 128 / 32 alignments), MXFP4, compressed-tensors'
-other schemes, online --quantization, the attention projections' FP8 blocks. Families not in _DENSE: OLMo 2,
-StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read); falcon.py FalconMLP (4 x hidden) and
-the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed. SGLang has its own rules (not read
-here): this applies under --engine vllm only.
+Marlin). MXFP4 (gpt-oss: mxfp4.py GptOssMxfp4MoEMethod / Mxfp4MoEMethod.maybe_roundup_sizes, fused_moe/oracle/
+mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size) rounds the experts' width a rank up; its linear layers
+are unquantized. compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) checks no alignment.
+
+- ModelOpt (_modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8): modelopt.py
+  ModelOptLinearMethod.create_weights hands a linear layer's input per rank to the weight scheme resolve() picks
+  by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16, KFp8Block128 (FP8_PB_WO) 128,
+  KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by input: the dense and shared
+  experts' down_proj and, in _O_PROJ's families, the attention's o_proj (built before the MLP). MXFP8's routed
+  experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless moe_quant_algo NVFP4.
+  A module the exclude list names is served unquantized (is_layer_excluded), unchecked. Not modelled: FP8 per
+  tensor / channel (no alignment), MIXED_PRECISION, NVFP4 experts (ModelOptNvFp4FusedMoE.create_weights checks
+  nothing; the MoE backends pad or check by kernel and card, not read), FP8_PB_WO experts, other families' o_proj.
+
+Not checked: compressed-tensors' other schemes, online --quantization, the attention projections' FP8 blocks.
+Families not in _DENSE: OLMo 2, StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read);
+falcon.py FalconMLP (4 x hidden) and the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed.
+SGLang has its own rules (not read here): this applies under --engine vllm only.
 """
 
 from __future__ import annotations
