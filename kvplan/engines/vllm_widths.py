@@ -55,15 +55,29 @@ dependency of the 0.34 wheel, METADATA) and pads K to 128 (quantization/utils/hu
 releases' "input size is not aligned with the quantized weight shape" (gptq.py) and Marlin's "min_thread_k" refusals
 are gone from 0.34, and whether a group straddling two ranks then loads right is in humming-kernels, not in the wheel.
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
-Marlin). Not checked: ModelOpt (read, not modelled: modelopt.py KNvfp4Static.create_weights refuses an NVFP4 input
-per rank not a multiple of 16; KFp8Block128 / KMxfp8Static their 128 / 32 alignments), MXFP4, compressed-tensors'
-other schemes, online --quantization, the attention projections' FP8 blocks. Families not in _DENSE: OLMo 2,
-StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read); falcon.py FalconMLP (4 x hidden) and
-the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed. SGLang has its own rules (not read
-here): this applies under --engine vllm only.
+Marlin). MXFP4 (gpt-oss: mxfp4.py GptOssMxfp4MoEMethod / Mxfp4MoEMethod.maybe_roundup_sizes, fused_moe/oracle/
+mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size) rounds the experts' width a rank up; its linear layers
+are unquantized. compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) checks no alignment.
+
+- ModelOpt (_modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8): modelopt.py
+  ModelOptLinearMethod.create_weights hands a linear layer's input per rank to the weight scheme resolve() picks
+  by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16, KFp8Block128 (FP8_PB_WO) 128,
+  KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by input: the dense and shared
+  experts' down_proj and, in _O_PROJ's families, the attention's o_proj (built before the MLP). MXFP8's routed
+  experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless moe_quant_algo NVFP4.
+  A module the exclude list names is served unquantized (is_layer_excluded), unchecked. Not modelled: FP8 per
+  tensor / channel (no alignment), MIXED_PRECISION, NVFP4 experts (ModelOptNvFp4FusedMoE.create_weights checks
+  nothing; the MoE backends pad or check by kernel and card, not read), FP8_PB_WO experts, other families' o_proj.
+
+Not checked: compressed-tensors' other schemes, online --quantization, the attention projections' FP8 blocks.
+Families not in _DENSE: OLMo 2, StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read);
+falcon.py FalconMLP (4 x hidden) and the ColumnParallelLinear up_proj of apertus.py / nemotron.py are not listed.
+SGLang has its own rules (not read here): this applies under --engine vllm only.
 """
 
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 from .fp8_blocks import config_int as _int, fp8_block
 from .vision_heads import undivides
@@ -101,6 +115,16 @@ _SHARED = {
 # where each block check is made: the FP8 method's, compressed-tensors' (no merged-layer allowance, no MoE refinement)
 _FP8_SITE = "fp8.py Fp8LinearMethod.create_weights"
 _CT_SITE = "compressed_tensors_w8a8_fp8.py CompressedTensorsW8A8Fp8.create_weights"
+# ModelOpt's linear layers (modelopt.py ModelOptLinearMethod.create_weights -> the weight scheme resolve() picks by
+# quant_algo): quant_algo -> (the scheme, the multiple it needs of a layer's input per rank, the ValueError it raises)
+_NVFP4_IN = ("KNvfp4Static", 16, "Unsupported model when in features size is not multiple of 16")
+_MODELOPT_LINEAR = {"NVFP4": _NVFP4_IN, "W4A16_NVFP4": _NVFP4_IN,
+                    "FP8_PB_WO": ("KFp8Block128", 128, "FP8_PB_WO requires in divisible by 128, got {n}"),
+                    "MXFP8": ("KMxfp8Static", 32, "MXFP8 requires input size divisible by 32, got {n}")}
+# model_type -> vLLM 0.34's attention whose o_proj is a RowParallelLinear of total_num_heads x head_dim (head_dim:
+# the config's, else hidden / heads; qwen2.py always hidden / heads)
+_O_PROJ = {"llama": "llama.py LlamaAttention.o_proj", "qwen2": "qwen2.py Qwen2Attention.o_proj",
+           "qwen3": "qwen3.py Qwen3Attention.o_proj"}
 READ_IN = "0.34"
 HINT = "choose a --tp that gives each rank a whole share of the width the line names (FP8 blocks: a multiple of the block)"
 
@@ -132,16 +156,100 @@ def _ct_block(model, raw: dict) -> tuple[int, int] | None:
     return blocks.pop() if len(blocks) == 1 else None
 
 
-def _split_mlp(what: str, cls: str, width: int, tp: int, block, site: str) -> str | None:
+class _ModelOpt(NamedTuple):
+    """A ModelOpt checkpoint's linear scheme (_MODELOPT_LINEAR) and what its config leaves unquantized."""
+    algo: str
+    scheme: str
+    align: int
+    message: str
+    excluded: Callable[[str], bool]
+    layers: int
+    mxfp8_experts: bool  # modelopt.py ModelOptMxFp8FusedMoE serves the routed experts
+
+
+def _modelopt(model, raw: dict) -> _ModelOpt | None:
+    """The ModelOpt scheme vLLM 0.34 serves this checkpoint's linear layers with (a config ModelOptFp8Config /
+    ModelOptNvFp4Config / ModelOptMxFp8Config builds, by quant_algo: NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8); None
+    for another method, another algo (FP8 per tensor or per channel: no alignment), MIXED_PRECISION (per-layer
+    algos, not read) or an exclusion list kvplan cannot match (single experts)."""
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
+    from ..configs.quant_bytes import Unsized
+    from ..configs.quant_exclude import MODELOPT, Matcher
+    from ..configs.quant_online import vllm_method
+
+    # the config's method itself, not pre_ampere.py served_quantization: kvplan sizes no FP8_PB_WO weights (its
+    # weight_dtype stays the float one), which vLLM still serves quantized
+    q = checkpoint_quantization_config(raw) or {}
+    if (getattr(model, "online_quantization", "") or vllm_method(q, str(raw.get("model_type") or ""))
+            not in ("modelopt", "modelopt_fp4", "modelopt_mxfp8")):
+        return None
+    inner = q["quantization"] if isinstance(q.get("quantization"), dict) else None
+    algo = str((inner or q).get("quant_algo") or "").upper()
+    # ModelOptQuantConfigBase.from_config: hf_quant_config.json's exclude_modules, else config.json's ignore
+    names = inner.get("exclude_modules", []) if inner is not None else q.get("ignore", q.get("exclude_modules", []))
+    if algo not in _MODELOPT_LINEAR or not isinstance(names, list):
+        return None
+    names = tuple(str(n) for n in names)
+    try:
+        matcher = Matcher(MODELOPT, names)
+    except Unsized:
+        return None
+
+    def excluded(name: str) -> bool:  # is_layer_excluded: wildcards, and the substring match older exports need
+        return matcher(name) or any(n in name for n in names)
+
+    # ModelOptMxFp8Config: experts stored NVFP4 (moe_quant_algo, read from the "quantization" layout) go elsewhere
+    moe = str((inner or {}).get("moe_quant_algo") or "").upper()
+    return _ModelOpt(algo, *_MODELOPT_LINEAR[algo], excluded, _int(raw, "num_hidden_layers") or 1,
+                     algo == "MXFP8" and moe != "NVFP4")
+
+
+# the module names a layer's modules take in a text model and in a multimodal model's language model
+_LAYER_PREFIXES = ("model.layers", "language_model.model.layers", "model.language_model.layers")
+
+
+def _quantized(mo: _ModelOpt, module: str, layers: range) -> bool:
+    """Whether ModelOpt quantizes `module` (model.layers.<i>.<module>) in some layer of `layers`: an excluded one is
+    served unquantized (ModelOptQuantConfigBase.get_quant_method: UnquantizedLinearMethod), unchecked; a layer any
+    spelling of whose name is excluded counts as excluded."""
+    return any(not any(mo.excluded(f"{pre}.{i}.{module}") for pre in _LAYER_PREFIXES) for i in layers)
+
+
+def _modelopt_row(mo: _ModelOpt, part: str, cls: str, width: int, tp: int, module: str, layers: range) -> str | None:
+    """Why ModelOpt's weight scheme refuses a RowParallelLinear of input `width` split over TP tp."""
+    per_rank = width // tp
+    if per_rank % mo.align == 0 or not _quantized(mo, module, layers):
+        return None
+    return (f"vLLM 0.34 splits the ModelOpt {mo.algo} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} / "
+            f"{tp}), not a multiple of {mo.align}: '{mo.message.format(n=per_rank)}' (quantization/modelopt.py "
+            f"{mo.scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+
+
+def _o_proj(model_type: str, raw: dict, tp: int, mo: _ModelOpt | None) -> str | None:
+    """The attention's o_proj (_O_PROJ) under ModelOpt, built before the layer's MLP; a head count TP does not
+    divide is fit/grid.py split_reason's."""
+    cls = _O_PROJ.get(model_type) if mo else None
+    heads, hidden = _int(raw, "num_attention_heads"), _int(raw, "hidden_size")
+    if cls is None or not heads or not hidden or undivides(heads, tp):
+        return None
+    head_dim = hidden // heads if model_type == "qwen2" else (_int(raw, "head_dim") or hidden // heads)
+    return _modelopt_row(mo, "attention o_proj", cls, heads * head_dim, tp, "self_attn.o_proj", range(mo.layers))
+
+
+def _split_mlp(what: str, cls: str, width: int, tp: int, block, site: str, mo=None) -> str | None:
     """Why a MergedColumnParallelLinear gate_up_proj / RowParallelLinear down_proj pair of `width` fails at TP tp
-    (module doc); site: the quantization method that validates the FP8 blocks (_FP8_SITE, _CT_SITE)."""
+    (module doc); site: the quantization method that validates the FP8 blocks (_FP8_SITE, _CT_SITE); mo: a ModelOpt
+    checkpoint's (_ModelOpt, the down_proj's module name under the layer, the layers that have it)."""
     if undivides(width, tp):
         return (f"vLLM 0.34 splits the {what} of {width:,} over TP {tp}, which does not divide it "
                 f"({width:,} % {tp} = {width % tp}: {cls}.gate_up_proj; layers/linear.py "
                 "MergedColumnParallelLinear.__init__ asserts every output size % tp_size == 0)")
+    part = what.split(" intermediate")[0]
+    if mo is not None:
+        return _modelopt_row(mo[0], f"{part} down_proj", cls, width, tp, mo[1], mo[2])
     if block is None:
         return None
-    per_rank, part = width // tp, what.split(" intermediate")[0]
+    per_rank = width // tp
     if site == _CT_SITE and per_rank % block[0]:  # no weight_block_size on CompressedTensorsConfig: no allowance
         return (f"vLLM 0.34 splits the FP8 {block[0]}x{block[1]}-block {part} gate_up_proj ({cls}) into "
                 f"{per_rank:,} outputs a rank ({width:,} / {tp}), not a multiple of block_n: 'Weight "
@@ -156,15 +264,17 @@ def _split_mlp(what: str, cls: str, width: int, tp: int, block, site: str) -> st
     return None
 
 
-def _dense(model_type: str, raw: dict, tp: int, block, site: str = _FP8_SITE) -> str | None:
-    cls = _DENSE.get(model_type) or (_DENSE_FIRST.get(model_type) if (_int(raw, "first_k_dense_replace") or 0) > 0
-                                     else None)
+def _dense(model_type: str, raw: dict, tp: int, block, site: str = _FP8_SITE,
+           mo: _ModelOpt | None = None) -> str | None:
+    first = _int(raw, "first_k_dense_replace") or 0
+    cls = _DENSE.get(model_type) or (_DENSE_FIRST.get(model_type) if first > 0 else None)
     width = _int(raw, "intermediate_size") if cls else None
-    return None if width is None else _split_mlp("MLP intermediate_size", cls, width, tp, block, site)
+    rows = (mo, "mlp.down_proj", range(first if model_type in _DENSE_FIRST else mo.layers)) if mo else None
+    return None if width is None else _split_mlp("MLP intermediate_size", cls, width, tp, block, site, rows)
 
 
 def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block, site: str,
-            a2a: str | None = None) -> str | None:
+            a2a: str | None = None, mo: _ModelOpt | None = None) -> str | None:
     """The shared experts (_SHARED), split over the TP group as a dense MLP; whole on every rank (disable_tp) under
     the sequence-parallel MoE of the classes that pass it (capacity/experts.py shared_whole), which the all2all
     backend `a2a` runs only where it is one of SEQUENCE_PARALLEL_BACKENDS (None: vLLM's default, which is)."""
@@ -178,10 +288,14 @@ def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block
         width = count * expert if count and expert else None
     else:
         width = _int(raw, field)
-    return None if width is None else _split_mlp("shared experts' intermediate size", cls, width, tp, block, site)
+    # the module's name: the attribute _SHARED names (DeepseekV2MoE.shared_experts -> mlp.shared_experts.down_proj)
+    rows = (mo, f"mlp.{cls.split('.')[2].split(' ')[0]}.down_proj", range(mo.layers)) if mo else None
+    return None if width is None else _split_mlp("shared experts' intermediate size", cls, width, tp, block, site,
+                                                 rows)
 
 
-def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE) -> str | None:
+def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE,
+             mo: _ModelOpt | None = None) -> str | None:
     from ..capacity.experts import is_moe
     from .vllm_moe_workspace import moe_shape
 
@@ -194,6 +308,12 @@ def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE
         return (f"vLLM 0.34 splits each routed expert's intermediate size of {width:,} over {over}, which does not "
                 f"divide it ({width:,} % {split} = {width % split}: fused_moe/config.py FusedMoEConfig.__post_init__ "
                 "asserts intermediate_size % tp_size == 0; under --enable-expert-parallel the experts are whole)")
+    if mo is not None and mo.mxfp8_experts and (width // split) % 32 and _quantized(mo, "mlp.experts",
+                                                                                    range(mo.layers)):
+        return (f"vLLM 0.34 splits the ModelOpt MXFP8 experts' intermediate size of {width:,} into {width // split:,} "
+                f"a rank ({width:,} / {split}), not a multiple of 32: 'MXFP8 MoE requires "
+                f"intermediate_size_per_partition divisible by 32, got {width // split}.' (quantization/modelopt.py "
+                "ModelOptMxFp8FusedMoE.create_weights)")
     if block is None:
         return None
     import math
@@ -253,10 +373,12 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     site = _FP8_SITE
     if block is None and (version or READ_IN).startswith(READ_IN) and (ct := _ct_block(model, raw)):
         block, site = ct, _CT_SITE
+    mo = _modelopt(model, raw) if block is None and (version or READ_IN).startswith(READ_IN) else None
     model_type = str(raw.get("model_type") or "")
-    why = ((_dense(model_type, raw, tp, block, site) if tp > 1 else None)
-           or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site))
+    why = ((_o_proj(model_type, raw, tp, mo) if tp > 1 else None)
+           or (_dense(model_type, raw, tp, block, site, mo) if tp > 1 else None)
+           or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a, mo) if tp > 1 else None)
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 
