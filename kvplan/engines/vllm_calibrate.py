@@ -368,7 +368,8 @@ def _placement(cal: Calibration, spec) -> None:
                         if log.enable_eplb else "")
                      + (f", encoder TP mode {dep.mm_encoder_tp_mode}" if dep.mm_encoder_tp_mode else "")
                      + ": the KV cache per GPU is the TP group's (attention is not split by DP or EP), the prediction "
-                     "from the GPU places the routed experts as estimate --dp / --ep does")
+                     "from the GPU places the routed experts as estimate --dp / --ep does (where kvplan can split "
+                     "them out)")
 
 
 def _placement_terms(cal: Calibration, spec, batched: int) -> dict:
@@ -384,8 +385,8 @@ def _placement_terms(cal: Calibration, spec, batched: int) -> dict:
     try:
         elsewhere, all2all, eplb = placement_terms(spec, record, dep, batched)
     except KvplanError as exc:
-        cal.notes.append(f"the prediction from the GPU splits the weights by TP / PP only, not by the log's DP {dep.dp} "
-                         f"/ EP {'on' if dep.ep else 'off'}: {exc.one_line()}")
+        cal.notes.append(f"the prediction from the GPU splits the weights by TP / PP only, not by the log's "
+                         f"DP {dep.dp} / EP {'on' if dep.ep else 'off'}: {exc.one_line()}")
         return {}
     return {"weights": record, "experts_elsewhere": elsewhere, "all2all": all2all, "eplb_bytes": eplb, "dp": dep.dp,
             "ep": dep.ep, "tower_whole_bytes": tower_whole_more(spec, record, dep)}

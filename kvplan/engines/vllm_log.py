@@ -191,7 +191,8 @@ def printed_range(gib: float | None) -> tuple[int, int] | None:
 
 
 # the worker prefixes vLLM prints: "(Worker_TP3_EP3 pid=...)", "(Worker_DP0_TP3_EP3 pid=...)" (0.34
-# v1/executor/multiproc_executor.py WorkerProc: Worker[_DPd][_PPp][_PCPc][_TPt][_DCPd][_EPe]), "(Worker_PP1_TP0 pid=...)", "(VllmWorker TP2 pid=...)",
+# v1/executor/multiproc_executor.py WorkerProc: Worker[_DPd][_PPp][_PCPc][_TPt][_DCPd][_EPe]),
+# "(Worker_PP1_TP0 pid=...)", "(VllmWorker TP2 pid=...)",
 # "(VllmWorker rank=1 pid=...)"
 _WORKER_TAG = re.compile(r"\((?:Worker_(?:DP\d+_)?|VllmWorker[ _])((?:PP\d+_)?TP\d+|rank=\d+)")
 
@@ -221,7 +222,8 @@ _SETTINGS = {
     "max_num_seqs": [r"'max_num_seqs': (\d+)", r"--max[-_]num[-_]seqs[ =](\d+)", r"max_num_seqs=(\d+)"],
     # config/vllm.py VllmConfig.__str__ prints data_parallel_size (not EP, EPLB or the encoder mode: those are read
     # from the non-default args dict or the command line)
-    "dp": [r"data_parallel_size=(\d+)", r"'data_parallel_size': (\d+)", r"(?:--data[-_]parallel[-_]size|\s-dp)[ =](\d+)"],
+    "dp": [r"data_parallel_size=(\d+)", r"'data_parallel_size': (\d+)",
+           r"(?:--data[-_]parallel[-_]size|\s-dp)[ =](\d+)"],
     "all2all_backend": [r"'all2all_backend': '(\w+)'", r"--all2all[-_]backend[ =](\w+)"],
     "num_redundant_experts": [r"'num_redundant_experts': (\d+)", r"--num[-_]redundant[-_]experts[ =](\d+)",
                               r'"num_redundant_experts": ?(\d+)', r"num_redundant_experts=(\d+)"],
@@ -525,7 +527,8 @@ def _implausible(log: VllmLog) -> str | None:
         if isinstance(value, float) and abs(value) > MOST_GIB:
             return f"{value:,.2f} GiB ({name.removesuffix('_gib').replace('_', ' ')}) is more than any GPU holds"
     for name in ("num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency_len", "max_model_len", "max_num_batched_tokens",
-                 "max_num_seqs", "block_size", "tp", "pp", "dp", "num_redundant_experts", "refused_estimate", "speculative_tokens", "draft_tp",
+                 "max_num_seqs", "block_size", "tp", "pp", "dp", "num_redundant_experts", "refused_estimate",
+                 "speculative_tokens", "draft_tp",
                  "warmup_kv_blocks", "extended_kv_blocks", "concurrency"):
         value = getattr(log, name)
         if value is not None and value > MOST_COUNT:
