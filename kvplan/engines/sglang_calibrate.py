@@ -73,6 +73,7 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
     try:
         from ..capacity.shard import check_tp
 
+        tp = _attention_tp(cal, tp)
         check_tp(spec, tp)  # the heads divide as SGLang requires, as `estimate --engine sglang` checks
         from .sglang_report import ssm_bytes_of
 
@@ -98,6 +99,39 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
         except KvplanError as exc:
             cal.problem = exc
     return cal
+
+
+# server_args fields that place weights (experts, dense MLP, LM head, vision encoder), not the KV cache: the pool is
+# sized from the free memory the log prints after the load (model_runner.py profile_max_num_token), which holds them
+PLACEMENT_ARGS = ("ep_size", "moe_a2a_backend", "ep_num_redundant_experts", "enable_dp_lm_head", "moe_dense_tp_size",
+                  "mm_enable_dp_encoder")
+_DEFAULTS = {"ep_size": 1, "moe_a2a_backend": "none", "ep_num_redundant_experts": 0, "enable_dp_lm_head": "False",
+             "moe_dense_tp_size": None, "mm_enable_dp_encoder": "False"}  # server_args.py ServerArgs defaults
+
+
+def _attention_tp(cal: SglangCalibration, tp: int) -> int:
+    """The TP the KV cell is split by: with enable_dp_attention and dp_size > 1 the tp_size GPUs form dp_size
+    attention groups of tp / dp (engines/sglang_dp.py attention_tp, as `estimate --engine sglang --dp` takes it);
+    dp_size without enable_dp_attention runs dp_size whole replicas, each at tp_size. Notes the placement settings
+    read that the reproduction does not need."""
+    args = cal.log.args
+    dp = args.get("dp_size") or 1
+    if dp > 1 and args.get("enable_dp_attention") == "True":
+        from .sglang_dp import attention_tp
+
+        attention = attention_tp(tp, dp, args.get("pp_size") or 1)
+        cal.notes.append(f"attention DP: tp_size {tp} with dp_size {dp} and enable_dp_attention, each DP rank's pool "
+                         f"is its attention group's (TP {attention}); the figures are the first rank's")
+        tp = attention
+    elif dp > 1:
+        cal.notes.append(f"dp_size {dp} without enable_dp_attention: {dp} replicas of TP {tp}, each with its own pool; "
+                         "the figures are the first one's")
+    placed = {k: args[k] for k in PLACEMENT_ARGS if k in args and args[k] != _DEFAULTS[k]}
+    if placed:
+        cal.notes.append("read, not needed to reproduce the pool (it is sized from the free memory logged after the "
+                         "load, which holds the weights these place; buffers they allocate after the load are not "
+                         "modelled): " + ", ".join(f"{k} {v}" for k, v in placed.items()))
+    return tp
 
 
 def _what_if(cal: SglangCalibration, spec, tp: int, page: int, rest: int | None, what: dict, gpu) -> None:
@@ -234,6 +268,7 @@ def _requests(cal: SglangCalibration, architecture: str | None = None) -> None:
 def build_report(cal: SglangCalibration) -> Report:
     log = cal.log
     read_ = {"model_path": log.args.get("model_path"), "architecture": log.architecture, "tp": log.tp,
+             **{k: log.args.get(k) for k in ("dp_size", "enable_dp_attention", *PLACEMENT_ARGS)},
              "mem_fraction_static": log.args.get("mem_fraction_static"), "kv_cache_dtype": log.args.get("kv_cache_dtype"),
              "page_size": log.args.get("page_size"), "load_begin_avail_gib": log.load_begin_avail_gib,
              "load_end_avail_gib": log.load_end_avail_gib, "load_usage_gib": log.load_usage_gib,

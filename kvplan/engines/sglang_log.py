@@ -45,6 +45,11 @@ _ARGS = {  # server_args fields read: name -> (pattern of the value, type)
     "chunked_prefill_size": (r"(-?\d+|None)", int), "enable_dp_attention": (r"(True|False)", str),
     "speculative_algorithm": (r"('[^']*'|None)", str), "disable_hybrid_swa_memory": (r"(True|False)", str),
     "disable_radix_cache": (r"(True|False)", str),
+    # the placement settings beyond TP / PP (server_args.py ServerArgs fields, as its repr prints them:
+    # "ep_size=1, moe_a2a_backend='none', ... ep_num_redundant_experts=0")
+    "ep_size": (r"(\d+)", int), "moe_a2a_backend": (r"('[^']*'|None)", str),
+    "ep_num_redundant_experts": (r"(\d+)", int), "enable_dp_lm_head": (r"(True|False)", str),
+    "moe_dense_tp_size": (r"(\d+|None)", int), "mm_enable_dp_encoder": (r"(True|False)", str),
 }
 
 

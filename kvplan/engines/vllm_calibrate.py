@@ -105,6 +105,9 @@ class Calibration:
     draft_unmodelled: bool = False  # speculative decoding is on, and its draft's cache is not in kvplan's pool
     # (column label, vllm_profile.ProfileEstimate) of each prediction from the GPU, for the profile table
     profiles: list = field(default_factory=list)
+    # the log's DP / EP / EPLB / encoder settings as estimate's flags build them (capacity.hardware.Deployment);
+    # None: a TP / PP start, or settings kvplan does not take (a note says which)
+    deployment: object | None = None
 
 
 def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
@@ -300,6 +303,7 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     mnbt = log.max_num_batched_tokens
     if log.tp is None:
         cal.notes.append("tensor_parallel_size not in the log: 1 assumed")
+    _placement(cal, spec)
     try:
         _resolve_draft(cal, spec, draft_model)
     except KvplanError as exc:
@@ -322,6 +326,70 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     except KvplanError as exc:
         cal.problem = exc
     return cal
+
+
+def _placement(cal: Calibration, spec) -> None:
+    """The log's --data-parallel-size, --enable-expert-parallel, --all2all-backend, EPLB's redundant experts and
+    --mm-encoder-tp-mode, built into a deployment by estimate's own parsing and checks (kvplan.request
+    EstimateRequest.from_options, capacity/eplb.py check_redundant); what kvplan does not take is a note."""
+    from ..capacity.eplb import check_redundant
+    from ..request import EstimateRequest
+
+    log = cal.log
+    dp, ep = log.dp or 1, bool(log.ep)
+    if log.other_dp_lines:
+        cal.notes.append(f"data-parallel start: each DP rank is its own engine core, profiling its own GPUs and sizing "
+                         f"its own pool (v1/engine/core.py EngineCore._initialize_kv_caches); the figures read are DP "
+                         f"rank 0's ({log.other_dp_lines} lines of the other ranks left out)")
+    if dp == 1 and not ep and log.mm_encoder_tp_mode is None:
+        return
+    redundant = None
+    if log.enable_eplb:  # vLLM's default R where eplb_config does not give one (capacity/eplb.py)
+        redundant = log.num_redundant_experts if log.num_redundant_experts is not None else "auto"
+    elif log.num_redundant_experts:
+        cal.notes.append(f"num_redundant_experts {log.num_redundant_experts} without enable_eplb: vLLM places no "
+                         "redundant experts, none modelled")
+    try:
+        request = EstimateRequest.from_options(model=cal.model_alias or "log", engine="vllm", tp=log.tp or 1,
+                                               pp=log.pp or 1, dp=dp, ep=ep, redundant_experts=redundant,
+                                               all2all_backend=log.all2all_backend,
+                                               mm_encoder_tp_mode=log.mm_encoder_tp_mode)
+        dep = request.deployment.build()
+        check_redundant(spec, dep.redundant_experts, dep.ep, dep.tp * dep.dp, "vllm")
+    except KvplanError as exc:
+        cal.notes.append(f"the log's placement settings (DP {dp}, EP {'on' if ep else 'off'}) are not modelled: "
+                         f"{exc.one_line()}; the prediction from the GPU splits the weights by TP / PP only")
+        return
+    cal.deployment = dep
+    cal.notes.append(f"placement read from the log: DP {dp}, EP {'on' if ep else 'off'}"
+                     + (f", all2all backend {dep.a2a}" if dep.a2a else "")
+                     + (f", EPLB with {log.num_redundant_experts} redundant experts" if log.enable_eplb and
+                        log.num_redundant_experts is not None else ", EPLB with vLLM's default redundant experts"
+                        if log.enable_eplb else "")
+                     + (f", encoder TP mode {dep.mm_encoder_tp_mode}" if dep.mm_encoder_tp_mode else "")
+                     + ": the KV cache per GPU is the TP group's (attention is not split by DP or EP), the prediction "
+                     "from the GPU places the routed experts as estimate --dp / --ep does (where kvplan can split "
+                     "them out)")
+
+
+def _placement_terms(cal: Calibration, spec, batched: int) -> dict:
+    """predict_available's DP / EP / encoder terms for the log's deployment (vllm_report.placement_terms, as estimate
+    computes them); {} without one."""
+    dep = cal.deployment
+    if dep is None:
+        return {}
+    from .vllm_load import checkpoint_weights
+    from .vllm_report import placement_terms, tower_whole_more
+
+    record = checkpoint_weights(spec)
+    try:
+        elsewhere, all2all, eplb = placement_terms(spec, record, dep, batched)
+    except KvplanError as exc:
+        cal.notes.append(f"the prediction from the GPU splits the weights by TP / PP only, not by the log's "
+                         f"DP {dep.dp} / EP {'on' if dep.ep else 'off'}: {exc.one_line()}")
+        return {}
+    return {"weights": record, "experts_elsewhere": elsewhere, "all2all": all2all, "eplb_bytes": eplb, "dp": dep.dp,
+            "ep": dep.ep, "tower_whole_bytes": tower_whole_more(spec, record, dep)}
 
 
 def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules | None, mnbt: int | None):
@@ -362,6 +430,10 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     runs = [("from the GPU and the model", "model's weights", None)]
     if log.weights_gib is not None:
         runs.append(("from the GPU and the logged weights", "logged weights", int(log.weights_gib * GIB)))
+    placed = _placement_terms(cal, spec, batched)
+    # the logged load is the GPU's own share already (its experts, its tower): only the all-to-all buffers and the
+    # fused-MoE workspace of DP / EP are added to it
+    logged_placed = {k: v for k, v in placed.items() if k in ("all2all", "dp", "ep")}
     est = None
     for label, column, weights in runs:
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
@@ -370,7 +442,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                 enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter,
                                 flashinfer_sampler=log.flashinfer_sampler,
                                 extensible_kv_cache=log.extensible_kv_cache,
-                                speculative_tokens=speculative_tokens(spec, log) if drafter is not None else 0)
+                                speculative_tokens=speculative_tokens(spec, log) if drafter is not None else 0,
+                                **(placed if weights is None else logged_placed))
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
@@ -718,7 +791,8 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
 def build_report(cal: Calibration) -> Report:
     log = cal.log
     read = {k: getattr(log, k) for k in (
-        "version", "model", "dtype", "max_model_len", "tp", "pp", "kv_cache_dtype", "block_size",
+        "version", "model", "dtype", "max_model_len", "tp", "pp", "dp", "ep", "all2all_backend", "enable_eplb",
+        "num_redundant_experts", "mm_encoder_tp_mode", "kv_cache_dtype", "block_size",
         "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs", "enforce_eager", "gpu_name",
         "total_gpu_memory_gib", "weights_gib",
         "available_kv_gib", "num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency", "refused", "refused_estimate",

@@ -87,6 +87,15 @@ class VllmLog:
     max_model_len: int | None = None
     tp: int | None = None
     pp: int | None = None
+    # the placement settings beyond TP / PP (the config line's data_parallel_size, the non-default args, the command
+    # line): kvplan.request.DeploymentRequest's dp, ep, a2a, redundant_experts, mm_encoder_tp_mode
+    dp: int | None = None
+    ep: bool | None = None  # --enable-expert-parallel ('enable_expert_parallel': True, "Expert parallelism is enabled")
+    all2all_backend: str | None = None
+    enable_eplb: bool | None = None
+    num_redundant_experts: int | None = None  # eplb_config's num_redundant_experts (--num-redundant-experts before)
+    mm_encoder_tp_mode: str | None = None
+    other_dp_lines: int = 0  # lines of DP ranks other than 0, left out (each DP rank is its own engine core)
     kv_cache_dtype: str | None = None
     block_size: int | None = None
     gpu_memory_utilization: float | None = None
@@ -181,14 +190,22 @@ def printed_range(gib: float | None) -> tuple[int, int] | None:
     return max(int((gib - 0.005) * GIB), 0), int((gib + 0.005) * GIB)
 
 
-# the worker prefixes vLLM prints: "(Worker_TP3_EP3 pid=...)", "(Worker_PP1_TP0 pid=...)", "(VllmWorker TP2 pid=...)",
+# the worker prefixes vLLM prints: "(Worker_TP3_EP3 pid=...)", "(Worker_DP0_TP3_EP3 pid=...)" (0.34
+# v1/executor/multiproc_executor.py WorkerProc: Worker[_DPd][_PPp][_PCPc][_TPt][_DCPd][_EPe]),
+# "(Worker_PP1_TP0 pid=...)", "(VllmWorker TP2 pid=...)",
 # "(VllmWorker rank=1 pid=...)"
-_WORKER_TAG = re.compile(r"\((?:Worker_|VllmWorker[ _])((?:PP\d+_)?TP\d+|rank=\d+)")
+_WORKER_TAG = re.compile(r"\((?:Worker_(?:DP\d+_)?|VllmWorker[ _])((?:PP\d+_)?TP\d+|rank=\d+)")
+
+# a line of DP rank d > 0: its engine core "(EngineCore_DPd pid=...)" (v1/engine/core.py run_engine_core), its workers
+# "(Worker_DPd_... pid=...)", a Ray actor "DPEngineCoreActor_DPd"; each DP rank profiles its own GPUs and sizes its own
+# pool (EngineCore._initialize_kv_caches), so the figures read are DP rank 0's
+_OTHER_DP_RANK = re.compile(r"^.*?\((?:EngineCore|Worker|DPEngineCoreActor)_DP[1-9]\d*[_ ].*(?:\n|$)", re.M)
 
 
 _SETTINGS = {
     # key: (regex on the config line / non-default args / command line, converter)
-    "max_model_len": [r"max_seq_len=(\d+)", r"'max_model_len': (\d+)", r"--max[-_]model[-_]len[ =](\d+)",
+    # not "--max-model-len 32K" (the concurrency line's length is read then)
+    "max_model_len": [r"max_seq_len=(\d+)", r"'max_model_len': (\d+)", r"--max[-_]model[-_]len[ =](\d+)(?![\dkKmM.])",
                       r"max_model_len=(\d+)"],
     "tp": [r"tensor_parallel_size=(\d+)", r"'tensor_parallel_size': (\d+)",
            r"(?:--tensor[-_]parallel[-_]size|\s-tp)[ =](\d+)"],
@@ -203,9 +220,18 @@ _SETTINGS = {
                                r"max_num_batched_tokens=(\d+)"],
     "dtype": [r"dtype=torch\.(\w+)", r"'dtype': '(\w+)'", r"--dtype[ =](\w+)"],
     "max_num_seqs": [r"'max_num_seqs': (\d+)", r"--max[-_]num[-_]seqs[ =](\d+)", r"max_num_seqs=(\d+)"],
+    # config/vllm.py VllmConfig.__str__ prints data_parallel_size (not EP, EPLB or the encoder mode: those are read
+    # from the non-default args dict or the command line)
+    "dp": [r"data_parallel_size=(\d+)", r"'data_parallel_size': (\d+)",
+           r"(?:--data[-_]parallel[-_]size|\s-dp)[ =](\d+)"],
+    "all2all_backend": [r"'all2all_backend': '(\w+)'", r"--all2all[-_]backend[ =](\w+)"],
+    "num_redundant_experts": [r"'num_redundant_experts': (\d+)", r"--num[-_]redundant[-_]experts[ =](\d+)",
+                              r'"num_redundant_experts": ?(\d+)', r"num_redundant_experts=(\d+)"],
+    "mm_encoder_tp_mode": [r"'mm_encoder_tp_mode': '(\w+)'", r"--mm[-_]encoder[-_]tp[-_]mode[ =](\w+)"],
 }
 
-_INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens", "max_num_seqs"}
+_INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens", "max_num_seqs", "dp",
+             "num_redundant_experts"}
 
 _MODEL = [
     r"with config: model='([^']+)'",
@@ -236,6 +262,9 @@ def _first(patterns, text):
 
 def parse_log(text: str, path: str = "") -> VllmLog:
     log = VllmLog(path=path)
+    log.other_dp_lines = len(_OTHER_DP_RANK.findall(text))
+    if log.other_dp_lines:
+        text = _OTHER_DP_RANK.sub("", text)
     for key, patterns in _SETTINGS.items():
         value = _first(patterns, text)
         if value is None:
@@ -243,6 +272,13 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         setattr(log, key, int(_num(value)) if key in _INT_KEYS else (_num(value) if key == "gpu_memory_utilization" else value))
     if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
         log.enforce_eager = True
+    # --enable-expert-parallel / -ep, or what an EP start prints: FusedMoE's "[EP Rank r/n] Expert parallelism is
+    # enabled" (model_executor/layers/fused_moe/layer.py) and the workers' "_EPe" tag
+    if re.search(r"'enable_expert_parallel': True|--enable[-_]expert[-_]parallel\b|\s-ep\b|enable_expert_parallel=True|"
+                 r"Expert parallelism is enabled|\(Worker_[A-Z0-9_]*EP\d+ pid=", text):
+        log.ep = True
+    if re.search(r"'enable_eplb': True|--enable[-_]eplb\b|enable_eplb=True", text):
+        log.enable_eplb = True
     # one per start-up (every TP worker shares the engine core's line)
     log.engine_starts = len(re.findall(r"Initializing an? (?:V1 )?LLM engine \(v", text))
     # custom_all_reduce.py's warnings when the TP group has no NVLink
@@ -491,7 +527,8 @@ def _implausible(log: VllmLog) -> str | None:
         if isinstance(value, float) and abs(value) > MOST_GIB:
             return f"{value:,.2f} GiB ({name.removesuffix('_gib').replace('_', ' ')}) is more than any GPU holds"
     for name in ("num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency_len", "max_model_len", "max_num_batched_tokens",
-                 "max_num_seqs", "block_size", "tp", "pp", "refused_estimate", "speculative_tokens", "draft_tp",
+                 "max_num_seqs", "block_size", "tp", "pp", "dp", "num_redundant_experts", "refused_estimate",
+                 "speculative_tokens", "draft_tp",
                  "warmup_kv_blocks", "extended_kv_blocks", "concurrency"):
         value = getattr(log, name)
         if value is not None and value > MOST_COUNT:

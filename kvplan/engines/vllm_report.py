@@ -51,28 +51,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                   tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
-        elsewhere, all2all, eplb = 0, None, 0
         mnbt = mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes, dep.gpu.name)
-        if dep.dp > 1 or dep.ep:  # the routed experts over dp x tp GPUs (capacity.experts)
-            from ..capacity.experts import check_placement
-            from ..capacity.experts_pp import stage_savings
-            from ..capacity.weights import plan_weights, stage_weight_bytes
-            from .vllm_a2a import a2a_of
-
-            from ..capacity.eplb import vllm_state_bytes
-
-            model = result.plan.model
-            placed = record if record is not None else plan_weights(model, dep)
-            check_placement(model, placed, dep.dp, dep.ep, dep.pp)
-            # a backend outside use_sequence_parallel_moe's list keeps the shared experts split (vllm_a2a)
-            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts,
-                                    a2a=dep.a2a)
-            # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
-            stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
-            elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
-            all2all, _ = a2a_of(model, placed, dep, mnbt)
-            # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
-            eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts, dep.pp)
+        elsewhere, all2all, eplb = placement_terms(result.plan.model, record, dep, mnbt)
         tower = tower_whole_more(result.plan.model, record, dep) if per_gpu is None else 0
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
@@ -90,6 +70,33 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
     if result.capacity is not None:
         return KvMemory(result.capacity.pool_bytes, None)
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+
+
+def placement_terms(model, record, dep, mnbt: int) -> tuple[int, object, int]:
+    """(experts_elsewhere, all2all, eplb_bytes) of vllm_profile.predict_available under --data-parallel-size /
+    --enable-expert-parallel: the routed experts over dp x tp GPUs (capacity.experts), the all-to-all backend's
+    buffers (vllm_a2a) and EPLB's state (capacity/eplb.py); (0, None, 0) without DP or EP. record: the checkpoint's
+    weights record, else the plan's (plan_weights). Shared by estimate (kv_memory_of) and calibrate."""
+    if not (dep.dp > 1 or dep.ep):
+        return 0, None, 0
+    from ..capacity.eplb import vllm_state_bytes
+    from ..capacity.experts import check_placement
+    from ..capacity.experts_pp import stage_savings
+    from ..capacity.weights import plan_weights, stage_weight_bytes
+    from .vllm_a2a import a2a_of
+
+    placed = record if record is not None else plan_weights(model, dep)
+    check_placement(model, placed, dep.dp, dep.ep, dep.pp)
+    # a backend outside use_sequence_parallel_moe's list keeps the shared experts split (vllm_a2a)
+    savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts,
+                            a2a=dep.a2a)
+    # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
+    stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
+    elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
+    all2all, _ = a2a_of(model, placed, dep, mnbt)
+    # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
+    eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts, dep.pp)
+    return elsewhere, all2all, eplb
 
 
 def tower_whole_more(model, record, dep) -> int:
