@@ -101,6 +101,19 @@ def test_sm100_flashinfer_trtllm_pads_qwen3_moe_experts(tmp_path):
     assert estimate_json(path, *b200, "--tp", "8")["capacity"]["tp"] == 8
 
 
+
+def test_sm100_flashinfer_trtllm_block_check_on_the_padded_width(tmp_path):
+    # constructed: Qwen3-30B-A3B with FP8 blocks [96, 96] on a B200 (flashinfer_trtllm by default): moe_intermediate
+    # 768 / 8 = 96 a rank, which FusedMoE.__init__ rounds up to 128 before Fp8MoEMethod.create_fp8_moe_weight_ checks
+    # it, so SGLang raises on 128 (128 % 96 = 32), not on the unpadded 96 (a multiple of 96, which H200 builds)
+    block96 = dict(FP8_BLOCK, weight_block_size=[96, 96])
+    path = _config(tmp_path, "qwen3-30b-a3b", quantization_config=block96)
+    b200 = ("--gpu", "b200", *SGLANG[2:])
+    line = refused_line(path, *b200, "--tp", "8")
+    assert "'The output_size of gate's and up's weight = 128 is not divisible by weight quantization block_n = 96.'" \
+        in line and "768 into 96 a rank (768 / 8), padded to 128" in line
+    assert estimate_json(path, *SGLANG, "--tp", "8")["capacity"]["tp"] == 8
+
 def test_fit_screens_sglang_split_per_card(tmp_path):
     from kvplan.fit.grid import parse_gpus
     from kvplan.fit.search import FitRequest, search

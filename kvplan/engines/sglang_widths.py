@@ -142,18 +142,22 @@ def _experts(width: int | None, split: Split, block) -> str | None:
         return None
     per_rank, (block_n, block_k) = width // group, block
     held = -(-per_rank // TRTLLM_ALIGN) * TRTLLM_ALIGN if split.sm100_trtllm else per_rank
+    # create_fp8_moe_weight_ checks (and its ValueError names) the intermediate per rank FusedMoE hands it: the padded
+    # one under flashinfer_trtllm (layer.py FusedMoE.__init__ rounds self.intermediate_size_per_partition up first)
     if held % block_n:
-        which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
+        which = (f"'The output_size of gate's and up's weight = {held} is not divisible by weight quantization "
                  f"block_n = {block_n}.'")
     elif group > 1 and held % block_k:
-        which = (f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
+        which = (f"'The input_size of down's weight = {held} is not divisible by weight quantization block_k = "
                  f"{block_k}.'")
     else:
         return None
     over = f"{width:,} / {group}" if group > 1 else "whole"
+    padded = (f", padded to {held:,} (flashinfer_trtllm: layers/moe/fused_moe_triton/layer.py FusedMoE.__init__)"
+              if held != per_rank else "")
     return (f"SGLang 0.5.23 splits the FP8 {block_n}x{block_k}-block routed experts' intermediate size of {width:,} "
-            f"into {per_rank:,} a rank ({over}), with no block refinement: {which} (layers/quantization/fp8.py "
-            "Fp8MoEMethod.create_fp8_moe_weight_)")
+            f"into {per_rank:,} a rank ({over}){padded}, with no block refinement: {which} "
+            "(layers/quantization/fp8.py Fp8MoEMethod.create_fp8_moe_weight_)")
 
 
 def _shared_width(raw: dict, family: _Family) -> int | None:
