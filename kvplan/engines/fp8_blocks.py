@@ -1,6 +1,6 @@
 """The config reads shared by the engines' text-width refusals (engines/vllm_widths.py, engines/sglang_widths.py): a
-positive int field of the config, and the [block_n, block_k] of a block-wise FP8 checkpoint the engine serves with
-its fp8 method."""
+positive int field of the config, the [block_n, block_k] of a block-wise FP8 checkpoint the engine serves with its
+fp8 method, and the error both engines raise for experts those blocks do not fit."""
 
 from __future__ import annotations
 
@@ -38,4 +38,20 @@ def fp8_block(model, raw: dict, method_of: Callable[[dict | None, str], str | No
     return None
 
 
-__all__ = ["config_int", "fp8_block"]
+def moe_block_error(per_rank: int, block: tuple[int, int], checks_k: bool) -> str | None:
+    """The ValueError both engines raise for an expert intermediate per rank a block-wise FP8 checkpoint's blocks do
+    not fit (vLLM 0.34 quantization/utils/fp8_utils.py validate_fp8_block_shape_moe, SGLang 0.5.23
+    layers/quantization/fp8.py Fp8MoEMethod.create_fp8_moe_weight_: the same two checks, the same words): gate / up
+    against block_n, then down against block_k where `checks_k` (the TP world size above 1), quoted; None where both
+    fit."""
+    block_n, block_k = block
+    if per_rank % block_n:
+        return (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
+                f"block_n = {block_n}.'")
+    if checks_k and per_rank % block_k:
+        return (f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
+                f"{block_k}.'")
+    return None
+
+
+__all__ = ["config_int", "fp8_block", "moe_block_error"]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fp8_blocks import config_int, fp8_block
+from .fp8_blocks import config_int, fp8_block, moe_block_error
 from .vision_heads import undivides
 
 READ_IN = "0.5.23"
@@ -144,13 +144,8 @@ def _experts(width: int | None, split: Split, block) -> str | None:
     held = -(-per_rank // TRTLLM_ALIGN) * TRTLLM_ALIGN if split.sm100_trtllm else per_rank
     # create_fp8_moe_weight_ checks (and its ValueError names) the intermediate per rank FusedMoE hands it: the padded
     # one under flashinfer_trtllm (layer.py FusedMoE.__init__ rounds self.intermediate_size_per_partition up first)
-    if held % block_n:
-        which = (f"'The output_size of gate's and up's weight = {held} is not divisible by weight quantization "
-                 f"block_n = {block_n}.'")
-    elif group > 1 and held % block_k:
-        which = (f"'The input_size of down's weight = {held} is not divisible by weight quantization block_k = "
-                 f"{block_k}.'")
-    else:
+    which = moe_block_error(held, block, group > 1)
+    if which is None:
         return None
     over = f"{width:,} / {group}" if group > 1 else "whole"
     padded = (f", padded to {held:,} (flashinfer_trtllm: layers/moe/fused_moe_triton/layer.py FusedMoE.__init__)"

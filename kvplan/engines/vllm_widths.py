@@ -61,7 +61,7 @@ SGLang has its own rules (not read here): this applies under --engine vllm only.
 
 from __future__ import annotations
 
-from .fp8_blocks import config_int as _int, fp8_block
+from .fp8_blocks import config_int as _int, fp8_block, moe_block_error
 from .vision_heads import undivides
 from .vllm_widths_quant import (CT_SITE, ModelOpt as _ModelOpt, ct_block as _ct_block, ct_experts as _ct_experts,
                                 modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts, o_proj as _o_proj)
@@ -185,13 +185,9 @@ def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE
     if site == CT_SITE:  # compressed_tensors_moe_w8a8_fp8.py: validate_fp8_block_shape_moe, no refinement
         return _ct_experts(width, per_rank, split, tp, block)
     # validate_fp8_block_shape_moe checks block_k where the (attention) TP world size is above 1
-    aligned = per_rank % block_n == 0 and (tp == 1 or per_rank % block_k == 0)
-    if aligned or math.gcd(block_n, block_k, per_rank, shape.hidden) >= 32:  # refine_fp8_moe_block_shape
+    which = moe_block_error(per_rank, block, tp > 1)
+    if which is None or math.gcd(block_n, block_k, per_rank, shape.hidden) >= 32:  # refine_fp8_moe_block_shape
         return None
-    which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
-             f"block_n = {block_n}.'" if per_rank % block_n else
-             f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
-             f"{block_k}.'")
     return (f"vLLM 0.34 splits the FP8 {block_n}x{block_k}-block experts' intermediate size of {width:,} into "
             f"{per_rank:,} a rank, which no block refinement fits (gcd({block_n}, {block_k}, {per_rank}, hidden "
             f"{shape.hidden}) = {math.gcd(block_n, block_k, per_rank, shape.hidden)} < 32: fused_moe/oracle/fp8.py "

@@ -155,14 +155,11 @@ def ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int,
     """compressed-tensors' block FP8 experts: CompressedTensorsW8A8Fp8MoEMethod.create_weights calls
     validate_fp8_block_shape_moe on the intermediate per rank, gate / up against block_n, down against block_k where
     the (attention) TP world size is above 1 (get_tensor_model_parallel_world_size), with no refinement."""
+    from .fp8_blocks import moe_block_error
+
     block_n, block_k = block
-    if per_rank % block_n:
-        which = (f"'The output_size of gate's and up's weight = {per_rank} is not divisible by weight quantization "
-                 f"block_n = {block_n}.'")
-    elif tp > 1 and per_rank % block_k:
-        which = (f"'The input_size of down's weight = {per_rank} is not divisible by weight quantization block_k = "
-                 f"{block_k}.'")
-    else:
+    which = moe_block_error(per_rank, block, tp > 1)
+    if which is None:
         return None
     return (f"vLLM 0.34 splits the compressed-tensors FP8 {block_n}x{block_k}-block experts' intermediate size of "
             f"{width:,} into {per_rank:,} a rank ({width:,} / {split}): {which} (fp8_utils.py "
