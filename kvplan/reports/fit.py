@@ -105,6 +105,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
         argv += ["-t", t]
     if req.engine != "ideal":
         argv += ["--engine", req.engine]
+    # estimate's deployment flags as fit was given them (fit/flags.py); the all-to-all backends on DP + EP options only
+    argv += _flags_argv(req, c)
     if sglang_state_model(req, c):  # its token pool is the --max-total-tokens --emit sglang sizes for --batch
         argv += ["--emit", "sglang"]
     spec = req.speculation
@@ -119,6 +121,17 @@ def estimate_argv(req, c: Candidate) -> list[str]:
     if req.revision:
         argv += ["--revision", req.revision]
     return argv
+
+
+def _flags_argv(req, c: Candidate) -> list[str]:
+    from dataclasses import replace
+
+    flags = getattr(req, "flags", None)
+    if flags is None:
+        return []
+    if c.dp <= 1:  # a TP-only option runs without an all-to-all backend (estimate refuses one without --dp / --ep)
+        flags = replace(flags, all2all_backend=None, moe_a2a_backend=None)
+    return flags.argv()
 
 
 def estimate_command(req, c: Candidate) -> str:
