@@ -191,7 +191,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
                      "allowed": list(req.allowed), "base_techniques": list(req.base_techniques),
                      # the engine's online quantization of the float checkpoint (configs/quant_online.py); null: none
                      "quantization": req.quantization[0] if req.quantization is not None else None,
-                     "dp_ep": req.dp_ep},
+                     "dp_ep": req.dp_ep,
+                     # estimate's deployment flags fit was given, as estimate takes them (fit/flags.py)
+                     "deployment_flags": req.flags.argv()},
         "searched": len(result.candidates),
         "passing": len(result.passing),
         "options": [option_data(c, i + 1, req) for i, c in enumerate(options)],
@@ -244,7 +246,8 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     elif req.dp_ep:
         report.lines.append("--dp-ep: DP + EP options (dp x tp x pp GPUs; pp 1 under SGLang) hold dp x one rank's "
                             "sequences; not "
-                            "counted there: the all-to-all buffers, the DP / EP groups' NCCL memory; searched without EPLB's "
+                            "counted there: the default all-to-all's buffers (--all2all-backend / --moe-a2a-backend's are, "
+                            "as estimate counts them), the DP / EP groups' NCCL memory; searched without EPLB's "
                             "redundant experts (kvplan estimate --redundant-experts); no decode floor (docs/engines.md, "
                             "--dp / --ep)")
     if getattr(result.engine, "pp_note", None):
