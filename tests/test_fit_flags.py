@@ -131,6 +131,37 @@ def test_all2all_backend_changes_the_shared_expert_verdict(tmp_path):
     assert abs(2 * checked["engine"]["max_concurrency"] - deepep.engine_concurrency) < 1e-5
 
 
+def test_redundant_experts_on_the_dp_ep_candidates():
+    # DeepSeek-V3 (tests/test_fit_dp_ep.py): 256 routed experts, one expert over its 58 MoE layers
+    # 58 x 3 x (7,168 x 2,048 + 16 x 56 x 4) = 2,554,954,752 B (FP8 weights and their 128 x 128 block scales).
+    # --redundant-experts 32: 288 physical experts; DP 8 (EP 8) holds 36 a GPU instead of 32: 4 experts more;
+    # EP 5 and EP 7 do not divide 288 (vLLM 0.34 FusedMoE: even distribution only) -> refused
+    from kvplan.fit.run import request_from_options
+    from kvplan.fit.search import search
+    from kvplan.reports.fit import estimate_command
+
+    expert = 58 * 3 * (7_168 * 2_048 + 16 * 56 * 4)
+    assert expert == 2_554_954_752 and 288 % 8 == 0 and 288 % 5 and 288 % 7
+
+    def screen(**flags):
+        req = request_from_options(
+            model="deepseek-v3", context="4k", concurrency="8", gpu="h200", max_gpus="8", allow=None,
+            kv_dtypes="auto", engine="vllm", objective="gpus", prices=None, max_kv_gib=None, max_decode_ms=None,
+            mem_util=None, reserve="2GiB", weights="auto", overrides=None, revision=None, quality_first=True,
+            dp_ep=True, **flags)
+        result = search(req, verify_top=1)
+        return result, {(c.dp, c.tp, c.pp): c for c in result.candidates}
+
+    _, plain = screen()
+    result, eplb = screen(redundant_experts="32")
+    assert eplb[8, 1, 1].weight_bytes_per_gpu - plain[8, 1, 1].weight_bytes_per_gpu == 4 * expert
+    for dp in (5, 7):
+        assert plain[dp, 1, 1].constraint != "split"
+        assert eplb[dp, 1, 1].constraint == "split" and f"do not divide over EP {dp}" in eplb[dp, 1, 1].reason
+    assert "--redundant-experts 32" in estimate_command(result.request, eplb[8, 1, 1])
+    assert "--redundant-experts" not in estimate_command(result.request, eplb[1, 8, 1])  # TP only: no EPLB
+
+
 @pytest.mark.parametrize("args, said", [
     (["--engine", "vllm", "--all2all-backend", "deepep_low_latency"], "needs --dp-ep"),
     (["--engine", "sglang", "--dp-ep", "--all2all-backend", "deepep_low_latency"], "vLLM's flag"),
@@ -141,6 +172,9 @@ def test_all2all_backend_changes_the_shared_expert_verdict(tmp_path):
     (["--mm-encoder-tp-mode", "data"], "vLLM's flag"),
     (["--enable-dp-lm-head"], "SGLang's flag"),
     (["--engine", "vllm", "--gpus-per-node", "0"], "positive integer"),
+    (["--engine", "vllm", "--redundant-experts", "8"], "needs --dp-ep"),
+    (["--engine", "vllm", "--dp-ep", "--redundant-experts", "-1"], "0 or more"),
+    (["--engine", "sglang", "--dp-ep", "--redundant-experts", "auto"], "SGLang"),
 ])
 def test_refused_in_one_line(args, said):
     out = kvplan("fit", "qwen2.5-vl-7b", "--gpu", "h100", "--context", "4k", *args)

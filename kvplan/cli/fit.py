@@ -9,7 +9,8 @@ import typer
 from .common import check_format, emit
 from .options import (
     All2AllOpt, ContextOrDefaultOpt, DpEncoderOpt, DpLmHeadOpt, DraftModelOpt, EncoderTpModeOpt, EngineOpt, FormatOpt,
-    GpusPerNodeOpt, ModelArg, MoeA2AOpt, MoeDenseTpOpt, MtpOpt, QuantizationOpt, ReserveOpt, RevisionOpt, SetOpt,
+    GpusPerNodeOpt, ModelArg, MoeA2AOpt, MoeDenseTpOpt, MtpOpt, QuantizationOpt, RedundantExpertsOpt, ReserveOpt,
+    RevisionOpt, SetOpt,
     SpecTokensOpt, WeightsOpt,
 )
 
@@ -31,6 +32,7 @@ def fit_command(
     moe_dense_tp_size: MoeDenseTpOpt = None,
     mm_enable_dp_encoder: DpEncoderOpt = False,
     mm_encoder_tp_mode: EncoderTpModeOpt = None,
+    redundant_experts: RedundantExpertsOpt = None,
     mtp: MtpOpt = False,
     draft_model: DraftModelOpt = None,
     num_speculative_tokens: SpecTokensOpt = None,
@@ -73,5 +75,5 @@ def fit_command(
         num_speculative_tokens=num_speculative_tokens, dp_ep=dp_ep, all2all_backend=all2all_backend,
         moe_a2a_backend=moe_a2a_backend, gpus_per_node=gpus_per_node, enable_dp_lm_head=enable_dp_lm_head,
         moe_dense_tp_size=moe_dense_tp_size, mm_enable_dp_encoder=mm_enable_dp_encoder,
-        mm_encoder_tp_mode=mm_encoder_tp_mode)
+        mm_encoder_tp_mode=mm_encoder_tp_mode, redundant_experts=redundant_experts)
     emit(fit_report(req, explain=explain, top=top, plot=plot, force=force), fmt)

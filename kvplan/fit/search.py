@@ -660,7 +660,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         flags = {}
         if bad is None:  # estimate's flags on this split (fit/flags.py): a split that cannot take one is refused
             try:
-                flags = _flags_of(req, engine.name, tp, pp, dp, ep)
+                flags = _flags_of(req, engine.name, model, tp, pp, dp, ep)
             except UsageError as exc:
                 bad = exc.message
         # as deployment_for's (capacity/placement.py)
@@ -697,7 +697,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 from ..capacity.experts_pp import stage_savings
 
                 savings = stage_savings(model, record, tp, dp, ep, pp, dense_over_all=dp > 1 and engine.name == "sglang",
-                                        a2a=flags.get("a2a"), replicated_shared=flags.get("replicated_shared", False),
+                                        redundant=flags.get("redundant_experts"), a2a=flags.get("a2a"), replicated_shared=flags.get("replicated_shared", False),
                                         placement=placement)
                 stage_w = [w - saving for w, saving in zip(stage_w, savings)]
             extra = engine_stage_delta(model, record, tp, pp, dp, placement)
@@ -778,10 +778,10 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 c.reason = _miss_text(*misses[0])
 
 
-def _flags_of(req: FitRequest, engine: str, tp: int, pp: int, dp: int, ep: bool) -> dict:
+def _flags_of(req: FitRequest, engine: str, model, tp: int, pp: int, dp: int, ep: bool) -> dict:
     """The Deployment fields estimate's flags give this split (fit/flags.py settings); raises UsageError where the
     split cannot take one."""
-    return flag_settings(req.flags, engine, tp=tp, pp=pp, dp=dp, ep=ep, dense_over_all=dp > 1 and engine == "sglang")
+    return flag_settings(req.flags, engine, model, tp=tp, pp=pp, dp=dp, ep=ep, dense_over_all=dp > 1 and engine == "sglang")
 
 
 def _placement(engine: str, flags: dict):
@@ -810,7 +810,7 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
         return
     c.engine_checked = True
     plan = c._plan
-    flags = _flags_of(req, engine.name, c.tp, c.pp, c.dp, c.ep)  # the screen passed them on this split
+    flags = _flags_of(req, engine.name, plan.model, c.tp, c.pp, c.dp, c.ep)  # the screen passed them on this split
     dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record, c.dp, c.ep,
                      c.dense_over_all, placement=_placement(engine.name, flags), **flags)
     try:
@@ -832,7 +832,8 @@ def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     from ..request import engine_family
 
     engine = engine_family(req.engine)
-    flags = _flags_of(req, engine, c.tp, c.pp, c.dp, c.ep)  # estimate's flags on this split (fit/flags.py)
+    # estimate's flags on this split (fit/flags.py); the screen's model (EPLB's R follows its routed experts)
+    flags = _flags_of(req, engine, c._plan.model, c.tp, c.pp, c.dp, c.ep)
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
                            weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all,
                            placement=_placement(engine, flags), **flags)

@@ -129,8 +129,8 @@ def _flags_argv(req, c: Candidate) -> list[str]:
     flags = getattr(req, "flags", None)
     if flags is None:
         return []
-    if c.dp <= 1:  # a TP-only option runs without an all-to-all backend (estimate refuses one without --dp / --ep)
-        flags = replace(flags, all2all_backend=None, moe_a2a_backend=None)
+    if c.dp <= 1:  # a TP-only option runs without an all-to-all backend or EPLB (estimate refuses them without --ep)
+        flags = replace(flags, all2all_backend=None, moe_a2a_backend=None, redundant_experts=None)
     return flags.argv()
 
 
@@ -247,8 +247,11 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append("--dp-ep: DP + EP options (dp x tp x pp GPUs; pp 1 under SGLang) hold dp x one rank's "
                             "sequences; not "
                             "counted there: the default all-to-all's buffers (--all2all-backend / --moe-a2a-backend's are, "
-                            "as estimate counts them), the DP / EP groups' NCCL memory; searched without EPLB's "
-                            "redundant experts (kvplan estimate --redundant-experts); no decode floor (docs/engines.md, "
+                            "as estimate counts them), the DP / EP groups' NCCL memory; "
+                            + ("searched without EPLB's redundant experts (--redundant-experts); "
+                               if req.flags.redundant_experts is None else
+                               f"with --redundant-experts {req.flags.redundant_experts} on each; ")
+                            + "no decode floor (docs/engines.md, "
                             "--dp / --ep)")
     if getattr(result.engine, "pp_note", None):
         report.lines.append(f"note: {result.engine.pp_note}")
