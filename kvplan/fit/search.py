@@ -656,7 +656,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
             bad = engine.pp_refused
-        ep = _ep_of(engine, model, tp, dp)
+        ep = _ep_of(engine, model, tp, dp, req.flags.redundant_experts)
         flags = {}
         if bad is None:  # estimate's flags on this split (fit/flags.py): a split that cannot take one is refused
             try:
@@ -791,16 +791,19 @@ def _placement(engine: str, flags: dict):
     return placement_of(split_engine_of(engine, None), flags.get("sglang_groups"), flags.get("mm_encoder_tp_mode"))
 
 
-def _ep_of(engine: "_Engine", model, tp: int, dp: int) -> bool:
+def _ep_of(engine: "_Engine", model, tp: int, dp: int, redundant: str | None = None) -> bool:
     """Whether a DP split (dp > 1) places the routed experts whole by expert: always under vLLM (--dp-ep's
     --enable-expert-parallel); under SGLang --ep-size dp x tp where it divides the routed experts (FusedMoE asserts
-    experts % ep_size == 0: sglang_dp.check_model), else the experts split over all dp x tp GPUs (MoE TP)."""
+    experts % ep_size == 0: sglang_dp.check_model), else the experts split over all dp x tp GPUs (MoE TP).
+    redundant: fit's --redundant-experts R (SGLang takes an integer only): the physical experts, routed + R, divide
+    (capacity/eplb.py check_redundant)."""
     if dp <= 1:
         return False
     if engine.name != "sglang":
         return True
     routed = model.weight_routed_params
-    return routed is not None and routed[0] > 0 and routed[0] % (dp * tp) == 0  # 0: a dense model
+    more = int(redundant) if redundant is not None and redundant != "auto" else 0
+    return routed is not None and routed[0] > 0 and (routed[0] + more) % (dp * tp) == 0  # 0: a dense model
 
 
 def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
