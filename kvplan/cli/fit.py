@@ -8,8 +8,10 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    ContextOrDefaultOpt, DraftModelOpt, EngineOpt, FormatOpt, ModelArg, MtpOpt, QuantizationOpt, ReserveOpt,
-    RevisionOpt, SetOpt, SpecTokensOpt, WeightsOpt,
+    All2AllOpt, ContextOrDefaultOpt, DpEncoderOpt, DpLmHeadOpt, DraftModelOpt, EncoderTpModeOpt, EngineOpt, FormatOpt,
+    GpusPerNodeOpt, ModelArg, MoeA2AOpt, MoeDenseTpOpt, MtpOpt, QuantizationOpt, RedundantExpertsOpt, ReserveOpt,
+    RevisionOpt, SetOpt,
+    SpecTokensOpt, WeightsOpt,
 )
 
 
@@ -23,6 +25,14 @@ def fit_command(
     allow: Annotated[Optional[List[str]], typer.Option("--allow", help="Techniques the search may add, comma separated or repeated: fp8,kivi,evict:0.5,offload:cpu=256GiB (see 'kvplan techniques').")] = None,
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV dtypes to search, comma separated (auto = the model's dtype).")] = "auto,fp8",
     engine: EngineOpt = "ideal",
+    all2all_backend: All2AllOpt = None,
+    moe_a2a_backend: MoeA2AOpt = None,
+    gpus_per_node: GpusPerNodeOpt = 8,
+    enable_dp_lm_head: DpLmHeadOpt = False,
+    moe_dense_tp_size: MoeDenseTpOpt = None,
+    mm_enable_dp_encoder: DpEncoderOpt = False,
+    mm_encoder_tp_mode: EncoderTpModeOpt = None,
+    redundant_experts: RedundantExpertsOpt = None,
     mtp: MtpOpt = False,
     draft_model: DraftModelOpt = None,
     num_speculative_tokens: SpecTokensOpt = None,
@@ -62,5 +72,8 @@ def fit_command(
         kv_dtypes=kv_dtype, engine=engine, objective=objective, prices=price, max_kv_gib=max_kv_gib,
         max_decode_ms=max_decode_ms, mem_util=mem_util, reserve=reserve, weights=weights, overrides=set_,
         revision=revision, quantization=quantization, quality_first=quality_first, mtp=mtp, draft_model=draft_model,
-        num_speculative_tokens=num_speculative_tokens, dp_ep=dp_ep)
+        num_speculative_tokens=num_speculative_tokens, dp_ep=dp_ep, all2all_backend=all2all_backend,
+        moe_a2a_backend=moe_a2a_backend, gpus_per_node=gpus_per_node, enable_dp_lm_head=enable_dp_lm_head,
+        moe_dense_tp_size=moe_dense_tp_size, mm_enable_dp_encoder=mm_enable_dp_encoder,
+        mm_encoder_tp_mode=mm_encoder_tp_mode, redundant_experts=redundant_experts)
     emit(fit_report(req, explain=explain, top=top, plot=plot, force=force), fmt)

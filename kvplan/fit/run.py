@@ -19,7 +19,11 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
                          max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
                          quality_first, mtp: bool = False, draft_model: str | None = None,
                          num_speculative_tokens: int | None = None, quantization: str | None = None,
-                         dp_ep: bool = False) -> FitRequest:
+                         dp_ep: bool = False, **deployment_flags) -> FitRequest:
+    """deployment_flags: estimate's --all2all-backend, --moe-a2a-backend, --gpus-per-node, --enable-dp-lm-head,
+    --moe-dense-tp-size, --mm-enable-dp-encoder, --mm-encoder-tp-mode (fit/flags.py parse)."""
+    from .flags import parse as parse_flags
+
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     mem_util_given = mem_util is not None
@@ -37,6 +41,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
     if gpus_most > MAX_GPUS_LIMIT:  # the split grid grows as n log n: 100,000 ran for hours
         raise UsageError(f"--max-gpus {gpus_most:,}: at most {MAX_GPUS_LIMIT:,} GPUs in one replica are searched",
                          "a replica this large is split by data parallelism: plan one replica, then count replicas")
+    flags = parse_flags(engine, dp_ep, **deployment_flags)
     dtypes = tuple(list_items(kv_dtypes, "--kv-dtype")) if kv_dtypes is not None else ("auto",)
     allowed = tuple(split_allow(allow))
     if context is not None:  # a prefix longer than --context was searched, capped at the context, unsaid
@@ -54,7 +59,8 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         mem_util_given=mem_util_given,
         reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
-        revision=revision, quantization=online_of_engine(quantization, engine), dp_ep=dp_ep)
+        revision=revision, quantization=online_of_engine(quantization, engine), dp_ep=dp_ep,
+        flags=flags)
 
 
 def online_of_engine(quantization: str | None, engine: str):

@@ -31,6 +31,7 @@ from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
 from ..units import GIB
+from .flags import NO_FLAGS, FitFlags, settings as flag_settings
 from .grid import CAVEAT_RANK, Caveat, dp_splits, kv_dtype_caveat, split_reason, splits
 
 OBJECTIVES = ("gpus", "cost", "headroom")
@@ -72,6 +73,9 @@ class FitRequest:
     # [--pp P]` plans them: capacity.experts, capacity.experts_pp; under --engine sglang, pp 1 only, SGLang's --tp
     # (dp x tp) --dp dp --enable-dp-attention: engines/sglang_dp.py)
     dp_ep: bool = False
+    # estimate's deployment flags (fit/flags.py): the all-to-all backends, --gpus-per-node, SGLang's group flags,
+    # vLLM's --mm-encoder-tp-mode, resolved for each candidate split
+    flags: FitFlags = NO_FLAGS
 
     @property
     def batch_size(self) -> int:
@@ -320,9 +324,14 @@ class _Engine:
         if self.name == "sglang":
             return self._sglang_concurrency(plan, deployment, key)
         from ..engines.vllm import default_max_num_batched_tokens, simulate
+        from ..engines.vllm_encoder_dp import tower_whole
         from ..engines.vllm_report import kv_memory_of
 
         mnbt = default_max_num_batched_tokens(deployment.gpu, self.rules)
+        if deployment.dp > 1 and deployment.ep:  # DeepEP low-latency / NIXL EP: vLLM's batched-DP default (256)
+            from ..engines.vllm_a2a import default_tokens
+
+            mnbt = default_tokens(deployment.a2a) or mnbt
         # vLLM's profile sees the model's shape and the weights, not the KV techniques: one per GPU and split
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, deployment.dp, mnbt)
         kv_memory = self._memory.get(memory_key)
@@ -341,7 +350,8 @@ class _Engine:
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
                 max_num_seqs=self.rules.max_num_seqs(deployment.gpu.memory_bytes, deployment.gpu.name),
                 draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft, gpu=deployment.gpu.name,
-                dp=deployment.dp, ep=deployment.ep)
+                dp=deployment.dp, ep=deployment.ep, a2a=deployment.a2a,
+                encoder_data=tower_whole(plan.model, deployment.mm_encoder_tp_mode))
         if not pool.fits and pool.estimated_max_model_len is None:
             # a start refusal that is not about memory (a model with Mamba layers whose max_num_seqs exceeds the
             # blocks, 0.20+): the planner refuses the candidate, so the screen does too
@@ -642,41 +652,53 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         resident = batch - _offload(plan, batch_bytes(plan, tokens, batch), batch)[1]
     layers_by_tp: dict[int, _Layers] = {}
     read_by_tp: dict[int, int] = {}
-    from ..request import placement_of
-
-    placement = placement_of(split_engine_of(engine.name, None))  # as deployment_for's (capacity/placement.py)
     for tp, pp, dp in grid:
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
             bad = engine.pp_refused
+        ep = _ep_of(engine, model, tp, dp, req.flags.redundant_experts)
+        flags = {}
+        if bad is None:  # estimate's flags on this split (fit/flags.py): a split that cannot take one is refused
+            try:
+                flags = _flags_of(req, engine.name, model, tp, pp, dp, ep)
+            except UsageError as exc:
+                bad = exc.message
+        # as deployment_for's (capacity/placement.py)
+        placement = _placement(engine.name, flags)
         if bad is None and engine.name == "sglang":  # a vision tower SGLang refuses at this split
+            from ..engines.sglang_groups import encoder_whole
             from ..engines.sglang_vision_refusal import refusal
 
-            bad = refusal(model, tp, dp)
+            # --mm-enable-dp-encoder: the tower whole, no heads to split (engines/sglang_report.py refuse_unread)
+            bad = None if encoder_whole(model, flags.get("sglang_groups")) else refusal(model, tp, dp)
         if bad is None and engine.name == "vllm":  # a vision tower vLLM refuses at this TP
+            from ..engines.vllm_encoder_dp import tower_whole
             from ..engines.vllm_vision_refusal import refusal as vllm_vision_refusal
 
-            bad = vllm_vision_refusal(model, tp)
+            # --mm-encoder-tp-mode data: the tower whole, nothing to divide (engines/vllm_vision_refusal.py check)
+            bad = None if tower_whole(model, flags.get("mm_encoder_tp_mode")) else vllm_vision_refusal(model, tp)
         if bad is None and engine.name == "vllm":  # a text MLP / expert width vLLM cannot split (engines/vllm_widths.py)
             from ..engines.vllm_widths import refusal as vllm_width_refusal
 
-            bad = vllm_width_refusal(model, tp, dp, _ep_of(engine, model, tp, dp), engine.release)
+            bad = vllm_width_refusal(model, tp, dp, ep, engine.release, flags.get("a2a"))
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
-                                     reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp,
-                                     ep=_ep_of(engine, model, tp, dp),
+                                     reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp, ep=ep,
                                      dense_over_all=dp > 1 and engine.name == "sglang",
                                      kv_served_as=engine.served_kv_dtype(model, gpu, dtype)))
             continue
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
             stage_w = stage_weight_bytes(record, model.num_layers, tp, pp)
-            if dp > 1:  # each stage's routed experts split by expert over its dp x tp GPUs, as capacity.pool does
+            # each stage's routed experts split by expert over its dp x tp GPUs, SGLang's group flags, as
+            # capacity.pool does (pool_bytes_per_stage)
+            if dp > 1 or flags.get("sglang_groups") is not None:
                 from ..capacity.experts_pp import stage_savings
 
-                savings = stage_savings(model, record, tp, dp, _ep_of(engine, model, tp, dp), pp,
-                                        dense_over_all=engine.name == "sglang", placement=placement)
+                savings = stage_savings(model, record, tp, dp, ep, pp, dense_over_all=dp > 1 and engine.name == "sglang",
+                                        redundant=flags.get("redundant_experts"), a2a=flags.get("a2a"), replicated_shared=flags.get("replicated_shared", False),
+                                        placement=placement)
                 stage_w = [w - saving for w, saving in zip(stage_w, savings)]
             extra = engine_stage_delta(model, record, tp, pp, dp, placement)
             if extra is not None:  # SGLang's vision tower split, as capacity.pool counts it
@@ -686,7 +708,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         stages = None
         for gpu in req.gpus:
             c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp,
-                          ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang",
+                          ep=ep, dense_over_all=dp > 1 and engine.name == "sglang",
                           kv_served_as=engine.served_kv_dtype(model, gpu, dtype))
             out.append(c)
             budget = int(gpu.usable_bytes * req.mem_util)
@@ -699,7 +721,9 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             if engine.name == "sglang":  # a text width SGLang cannot split on this card (engines/sglang_widths.py)
                 from ..engines.sglang_widths import refusal as sglang_width_refusal, split_of
 
-                why = sglang_width_refusal(model, split_of(model, tp, dp, c.ep, gpu), engine.release)
+                why = sglang_width_refusal(model, split_of(model, tp, dp, c.ep, gpu, flags.get("a2a"),
+                                                           flags.get("replicated_shared", False),
+                                                           flags.get("sglang_groups")), engine.release)
                 if why is not None:
                     c.reason, c.constraint = why, "split"
                     continue
@@ -754,16 +778,32 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 c.reason = _miss_text(*misses[0])
 
 
-def _ep_of(engine: "_Engine", model, tp: int, dp: int) -> bool:
+def _flags_of(req: FitRequest, engine: str, model, tp: int, pp: int, dp: int, ep: bool) -> dict:
+    """The Deployment fields estimate's flags give this split (fit/flags.py settings); raises UsageError where the
+    split cannot take one."""
+    return flag_settings(req.flags, engine, model, tp=tp, pp=pp, dp=dp, ep=ep, dense_over_all=dp > 1 and engine == "sglang")
+
+
+def _placement(engine: str, flags: dict):
+    """Deployment.placement of a candidate (request.py placement_of, from the split engine and the flags)."""
+    from ..request import placement_of
+
+    return placement_of(split_engine_of(engine, None), flags.get("sglang_groups"), flags.get("mm_encoder_tp_mode"))
+
+
+def _ep_of(engine: "_Engine", model, tp: int, dp: int, redundant: str | None = None) -> bool:
     """Whether a DP split (dp > 1) places the routed experts whole by expert: always under vLLM (--dp-ep's
     --enable-expert-parallel); under SGLang --ep-size dp x tp where it divides the routed experts (FusedMoE asserts
-    experts % ep_size == 0: sglang_dp.check_model), else the experts split over all dp x tp GPUs (MoE TP)."""
+    experts % ep_size == 0: sglang_dp.check_model), else the experts split over all dp x tp GPUs (MoE TP).
+    redundant: fit's --redundant-experts R (SGLang takes an integer only): the physical experts, routed + R, divide
+    (capacity/eplb.py check_redundant)."""
     if dp <= 1:
         return False
     if engine.name != "sglang":
         return True
     routed = model.weight_routed_params
-    return routed is not None and routed[0] > 0 and routed[0] % (dp * tp) == 0  # 0: a dense model
+    more = int(redundant) if redundant is not None and redundant != "auto" else 0
+    return routed is not None and routed[0] > 0 and (routed[0] + more) % (dp * tp) == 0  # 0: a dense model
 
 
 def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
@@ -773,8 +813,9 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
         return
     c.engine_checked = True
     plan = c._plan
+    flags = _flags_of(req, engine.name, plan.model, c.tp, c.pp, c.dp, c.ep)  # the screen passed them on this split
     dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record, c.dp, c.ep,
-                     c.dense_over_all)
+                     c.dense_over_all, placement=_placement(engine.name, flags), **flags)
     try:
         # one DP rank's pool (each rank its own engine core): the replica serves dp x its requests
         c.engine_concurrency = c.dp * engine.concurrency(plan, dep, (id(plan), c.tp, c.pp, c.dp))
@@ -791,11 +832,14 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
 
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
-    from ..request import engine_family, placement_of
+    from ..request import engine_family
 
+    engine = engine_family(req.engine)
+    # estimate's flags on this split (fit/flags.py); the screen's model (EPLB's R follows its routed experts)
+    flags = _flags_of(req, engine, c._plan.model, c.tp, c.pp, c.dp, c.ep)
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
                            weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all,
-                           placement=placement_of(split_engine_of(engine_family(req.engine), None)))
+                           placement=_placement(engine, flags), **flags)
 
 
 def _verify(req, base, record, engine, passing, top):

@@ -105,6 +105,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
         argv += ["-t", t]
     if req.engine != "ideal":
         argv += ["--engine", req.engine]
+    # estimate's deployment flags as fit was given them (fit/flags.py); the all-to-all backends on DP + EP options only
+    argv += _flags_argv(req, c)
     if sglang_state_model(req, c):  # its token pool is the --max-total-tokens --emit sglang sizes for --batch
         argv += ["--emit", "sglang"]
     spec = req.speculation
@@ -119,6 +121,17 @@ def estimate_argv(req, c: Candidate) -> list[str]:
     if req.revision:
         argv += ["--revision", req.revision]
     return argv
+
+
+def _flags_argv(req, c: Candidate) -> list[str]:
+    from dataclasses import replace
+
+    flags = getattr(req, "flags", None)
+    if flags is None:
+        return []
+    if c.dp <= 1:  # a TP-only option runs without an all-to-all backend or EPLB (estimate refuses them without --ep)
+        flags = replace(flags, all2all_backend=None, moe_a2a_backend=None, redundant_experts=None)
+    return flags.argv()
 
 
 def estimate_command(req, c: Candidate) -> str:
@@ -178,7 +191,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
                      "allowed": list(req.allowed), "base_techniques": list(req.base_techniques),
                      # the engine's online quantization of the float checkpoint (configs/quant_online.py); null: none
                      "quantization": req.quantization[0] if req.quantization is not None else None,
-                     "dp_ep": req.dp_ep},
+                     "dp_ep": req.dp_ep,
+                     # estimate's deployment flags fit was given, as estimate takes them (fit/flags.py)
+                     "deployment_flags": req.flags.argv()},
         "searched": len(result.candidates),
         "passing": len(result.passing),
         "options": [option_data(c, i + 1, req) for i, c in enumerate(options)],
@@ -231,8 +246,12 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     elif req.dp_ep:
         report.lines.append("--dp-ep: DP + EP options (dp x tp x pp GPUs; pp 1 under SGLang) hold dp x one rank's "
                             "sequences; not "
-                            "counted there: the all-to-all buffers, the DP / EP groups' NCCL memory; searched without EPLB's "
-                            "redundant experts (kvplan estimate --redundant-experts); no decode floor (docs/engines.md, "
+                            "counted there: the default all-to-all's buffers (--all2all-backend / --moe-a2a-backend's are, "
+                            "as estimate counts them), the DP / EP groups' NCCL memory; "
+                            + ("searched without EPLB's redundant experts (--redundant-experts); "
+                               if req.flags.redundant_experts is None else
+                               f"with --redundant-experts {req.flags.redundant_experts} on each; ")
+                            + "no decode floor (docs/engines.md, "
                             "--dp / --ep)")
     if getattr(result.engine, "pp_note", None):
         report.lines.append(f"note: {result.engine.pp_note}")
