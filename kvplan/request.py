@@ -405,7 +405,8 @@ def _vllm_encoder_mode(mode, engine: EngineRequest) -> str | None:
 def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool, *, tp: int, pp: int,
                  gpus_per_node: int) -> str | None:
     """--all2all-backend (vLLM's) or --moe-a2a-backend (SGLang's) checked against the engine planned or emitted
-    (engines/vllm_a2a.py, engines/sglang_a2a.py); None where neither is given."""
+    (engines/vllm_a2a.py, engines/sglang_a2a.py); None where neither is given. tp: the TP of one DP rank (SGLang's
+    attention TP under attention DP)."""
     engines = (engine.name, engine.emit)
     if vllm_name is not None:
         if "vllm" not in engines or "sglang" in engines or sglang_name is not None:
@@ -420,7 +421,8 @@ def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: boo
                              "vLLM)", "vLLM's is --all2all-backend")
         from .engines.sglang_a2a import check_backend as check_sglang
 
-        return check_sglang(sglang_name, ep, tp)
+        # SGLang's EP group is its whole --tp: dp x the attention TP `tp` under attention DP (engines/sglang_dp.py)
+        return check_sglang(sglang_name, ep, tp * dp)
     return None
 
 

@@ -107,12 +107,20 @@ def test_vllm_low_latency_notes_nvlink_peers_across_nodes(engine_json):
     # deep_ep.cpp Buffer::Buffer asserts num_ranks < 8 or num_ranks % 8 == 0 in both modes: EP 12 (12 % 8 = 4)
     (["--dp", "12", *VLLM_HT], "8 does not divide 12"),
     (["--dp", "12", "--engine", "vllm", "--ep", "--all2all-backend", "deepep_low_latency"], "8 does not divide 12"),
+    # SGLang's EP group is its whole --tp (12 GPUs, attention TP 4 under --dp 3), not one attention group's 4
+    (["--tp", "12", "--dp", "3", "--ep", "--engine", "sglang", "--moe-a2a-backend", "deepep"], "8 does not divide 12"),
 ])
 def test_refusals_are_one_line(run, args, words):
     code, _, err = run(*args)
     lines = err.strip().splitlines()
     assert code != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), err
     assert words in lines[0]
+
+
+def test_sglang_deepep_ep_size_is_the_whole_tp(engine_json):
+    # --tp 16 --dp 16: EP 16 (a multiple of 8) over attention groups of 1 GPU: DeepEP takes it
+    sglang = engine_json("--tp", "16", "--dp", "16", "--ep", "--engine", "sglang", "--moe-a2a-backend", "deepep")
+    assert sglang is not None
 
 
 def test_part_filled_last_node_is_planned(engine_json):
