@@ -85,6 +85,11 @@ def plan_one(resolved: Resolved) -> ScenarioPlan:
             fit = min(fit, engine_concurrency)
         budgets.append(Budget("min_concurrency", s.min_concurrency, fit, "sequences", fit >= s.min_concurrency))
     if s.max_tpot_ms is not None:
+        dep = result.deployment
+        if tpot is None and dep is not None and (dep.dp > 1 or dep.ep):  # planner.evaluate: not modelled there
+            raise ScenarioError(f"{s.where('budgets.max_tpot_ms')}: budgets.max_tpot_ms: the decode floor is not "
+                                "modelled under data or expert parallelism (a step reads experts on other ranks)",
+                                "leave max_tpot_ms out of a dp / ep scenario")
         if tpot is None:
             raise ScenarioError(f"{s.where('budgets.max_tpot_ms')}: budgets.max_tpot_ms needs a GPU with a known HBM bandwidth")
         budgets.append(Budget("max_tpot_ms", s.max_tpot_ms, tpot, "ms", tpot <= s.max_tpot_ms))
