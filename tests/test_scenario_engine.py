@@ -70,6 +70,17 @@ def test_engine_scenario_plans_as_estimate_with_the_same_settings(tmp_path, cli)
     assert check["key"] == "min_concurrency" and check["ok"] and check["actual"] == 46
 
 
+def test_engine_emit_prints_estimate_launch_command_verbatim(tmp_path, cli):
+    path = write(tmp_path, LLAMA + "  emit: vllm\n")
+    code, doc, err = json_of(cli, "plan", path)
+    assert code == 0, err
+    code, estimate, err = json_of(cli, "estimate", "llama-3.1-8b", "-c", "3500", "-b", "64", "--gpu", "h100",
+                                  "--engine", "vllm", "--kv-memory", "20GiB", "--emit", "vllm")
+    assert doc["scenarios"][0]["plan"]["emit"] == estimate["emit"]
+    code, out, err = cli("plan", path)
+    assert "--max-model-len 3500" in out  # the launch line's flags are vLLM's, not the scenario's words
+
+
 def test_min_concurrency_needs_the_engine_pool_too(tmp_path, cli):
     # 47 sequences: neither kvplan's pool (46) nor vLLM's (46.55) holds them
     path = write(tmp_path, LLAMA + "budgets:\n  min_concurrency: 47\n")

@@ -273,8 +273,14 @@ _OPTION_FLAGS = re.compile("(" + "|".join(sorted(map(re.escape, OPTION_KEYS), ke
 def scenario_words(message: str) -> str:
     """A message of a check the commands share, in the scenario's own words (`--tp 3` -> `tp 3`, `--dp 3` -> `dp 3`)."""
     message = _FLAG_KEYS.sub(lambda m: m.group(1).replace("-", "_"), message)
-    message = _ESTIMATE_FLAGS.sub(lambda m: _ESTIMATE_WORDS[m.group(1)], message)
+    message = estimate_words(message)
     return _OPTION_FLAGS.sub(lambda m: _OPTION_WORDS[m.group(1)], message)
+
+
+def estimate_words(line: str) -> str:
+    """A line of estimate's report with the workload's and budgets' flags in the scenario's words (`--batch 64` ->
+    `workload.concurrency 64`); every other flag kept, as an emitted launch command must be."""
+    return _ESTIMATE_FLAGS.sub(lambda m: _ESTIMATE_WORDS[m.group(1)], line)
 
 
 def option_error(scenario: Scenario, exc: KvplanError, default: str | None = None) -> ScenarioError | None:

@@ -112,10 +112,9 @@ def scenario_report(p: ScenarioPlan) -> Report:
         ["techniques", ", ".join(p.resolved.scenario.technique_specs) or "none"],
         ["KV on the fullest GPU", format_bytes(p.kv_bytes_per_gpu)],
     ]
-    engine = p.resolved.request.engine if p.resolved.request is not None else None
-    if engine is not None and engine.name != "ideal":
-        workload.insert(2, ["engine", (p.estimate.data.get("engine") or {}).get("name", engine.name) + (
-            f" {p.estimate.data['engine']['version']}" if p.estimate.data.get("engine", {}).get("version") else "")])
+    engine = (p.estimate.data.get("engine") or {}) if p.estimate is not None else {}
+    if engine.get("name"):  # the engine planned and its release, as its section of the report names them
+        workload.insert(2, ["engine", " ".join(str(engine[k]) for k in ("name", "version") if engine.get(k))])
     if p.resident_sequences != s.concurrency:
         workload.append(["sequences resident on GPU", f"{p.resident_sequences:,} of {s.concurrency:,}"])
     if p.tpot_ms is not None:
@@ -131,10 +130,10 @@ def scenario_report(p: ScenarioPlan) -> Report:
     longest = p.result.plan.model.max_context_tokens
     if longest and s.context_tokens > longest:
         lines.append(f"{s.name}: WARNING: prompt + output = {s.context_tokens:,} tokens exceeds the model's maximum context of {longest:,}")
-    if p.estimate is not None:  # estimate's lines in the scenario's words; its budgets are the scenario's, below
-        from .loader import scenario_words
+    if p.estimate is not None:  # estimate's lines (its launch commands verbatim); its budgets: the scenario's, below
+        from .loader import estimate_words
 
-        report.lines = [scenario_words(line) for line in report.lines]
+        report.lines = [estimate_words(line) for line in report.lines]
         report.data.pop("budgets", None)
     lines += [f"{s.name}: {line}" for line in report.lines]
     lines += [f"{s.name}: BUDGET BROKEN: {b.describe()}" for b in p.violations]
