@@ -6,6 +6,7 @@ Commands stay thin: each calls one function here.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from .capacity.shard import check_tp
 from .core.storage import KV_DTYPES, kv_storage
@@ -71,8 +72,21 @@ def apply_kv_dtype(model, kv_dtype: str):
     return map_caches(model, lambda c: replace(c, storage=storage), lambda i, l, c: c.kind in ("attention", "latent")), storage.name
 
 
+class EstimateRun(NamedTuple):
+    report: Report
+    failed: bool  # a budget of the request failed (exit 1)
+    result: object  # planner.PlanResult
+    engine_concurrency: float | None  # the engine's sequences of the context a replica holds (None: no engine)
+
+
 def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     """The estimate report and whether a budget failed (exit 1)."""
+    run = estimate_run(request)
+    return run.report, run.failed
+
+
+def estimate_run(request: EstimateRequest) -> EstimateRun:
+    """`kvplan estimate`'s whole plan of a request (a scenario that names an engine is planned by it too)."""
     from .reports import estimate as estimate_report
 
     spec, weight_record, applied = request.model.load()
@@ -229,7 +243,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     from .reports import tidy
 
     report.tidy = tidy.estimate(report.data)
-    return report, failed
+    return EstimateRun(report, failed, result, vllm_concurrency)
 
 
 def warn_batch(report: Report, result, engine_concurrency=None, engine_label: str = "vLLM") -> None:

@@ -50,6 +50,9 @@ def fit_workflow(refs: list[str], *, explain: bool = False, top: int = 10) -> Re
         report = fit_reports.build(result, explain=explain, top=top)
         report.data["scenario"] = s.name
         report.headline = f"{s.name}: {report.headline}"
+        if s.options:
+            report.lines.append(f"{', '.join(dict(s.options))} (engine / deployment options) are not searched by "
+                                "--fit: it plans kvplan's own tp x pp split of each GPU kind")
         if s.gpu_memory_bytes is not None:
             report.lines.append("deployment.gpu_memory is ignored by --fit: the search uses each GPU kind's catalog memory")
         reports.append(report)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -29,9 +29,9 @@ from ..errors import KvplanError
 from ..sources import load_model_and_weights
 from ..techniques.base import Plan, Technique
 from ..techniques.registry import build_all, check_unique
-from ..request import DeploymentRequest, online_without_engine
+from ..request import DEFAULT_RESERVE_TEXT, DeploymentRequest, online_without_engine
 from ..workflows import apply_kv_dtype
-from .schema import Scenario, ScenarioError, build_scenario
+from .schema import SCHEMA, Scenario, ScenarioError, build_scenario
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -253,15 +253,66 @@ class Resolved:
     kv_dtype: str
     techniques: list[Technique]
     deployment: Deployment
+    request: object = None  # request.EstimateRequest where the scenario names estimate options (run.plan_one)
 
 
 # the command-line flags the shared checks name, as a scenario names the same settings
 _FLAG_KEYS = re.compile(r"--(tp|pp|kv-dtype|gpu-memory|gpu|mem-util|reserve|weights|quantization)\b")
+# the scenario keys that are `kvplan estimate` options (Field.flag): flag -> dotted key
+OPTION_KEYS = {spec.flag: f"{section}.{name}" for section in ("deployment", "engine")
+               for name, spec in SCHEMA[section].children.items() if spec.flag}
+# estimate's own lines (workflows.warn_batch) name the flags a scenario's workload and budgets set
+_ESTIMATE_WORDS = {"--batch": "workload.concurrency", "--context": "prompt + output",
+                   "--min-concurrency": "budgets.min_concurrency", "--max-kv-gib": "budgets.max_kv_gib_per_gpu"}
+_ESTIMATE_FLAGS = re.compile("(" + "|".join(map(re.escape, _ESTIMATE_WORDS)) + r")(?![\w-])")
+_OPTION_WORDS = {flag: "engine" if key == "engine.name" else key.rpartition(".")[2] for flag, key in OPTION_KEYS.items()}
+# a whole flag only: SGLang's own --ep-size or --dp-size, named in its rules' messages, stay as they are
+_OPTION_FLAGS = re.compile("(" + "|".join(sorted(map(re.escape, OPTION_KEYS), key=len, reverse=True)) + r")(?![\w-])")
 
 
 def scenario_words(message: str) -> str:
-    """A message of a check the commands share, in the scenario's own words (`--tp 3` -> `tp 3`)."""
-    return _FLAG_KEYS.sub(lambda m: m.group(1).replace("-", "_"), message)
+    """A message of a check the commands share, in the scenario's own words (`--tp 3` -> `tp 3`, `--dp 3` -> `dp 3`)."""
+    message = _FLAG_KEYS.sub(lambda m: m.group(1).replace("-", "_"), message)
+    message = estimate_words(message)
+    return _OPTION_FLAGS.sub(lambda m: _OPTION_WORDS[m.group(1)], message)
+
+
+def estimate_words(line: str) -> str:
+    """A line of estimate's report with the workload's and budgets' flags in the scenario's words (`--batch 64` ->
+    `workload.concurrency 64`); every other flag kept, as an emitted launch command must be."""
+    return _ESTIMATE_FLAGS.sub(lambda m: _ESTIMATE_WORDS[m.group(1)], line)
+
+
+def option_error(scenario: Scenario, exc: KvplanError, default: str | None = None) -> ScenarioError | None:
+    """A shared check's refusal of a `kvplan estimate` option, against the scenario key that sets it (the first
+    option its message, then its hint, names; else `default`); None when it names none and there is no default."""
+    found = _OPTION_FLAGS.search(f"{exc.message} {exc.hint or ''}")
+    key = OPTION_KEYS[found.group(1)] if found else default
+    return _rewrap(scenario, key, exc) if key else None
+
+
+def estimate_request(scenario: Scenario):
+    """The scenario as `kvplan estimate` takes the same settings: EstimateRequest.from_options, whose checks refuse a
+    bad option (in the scenario's words, naming its key). Unwritten keys are estimate's defaults: mem_util the
+    engine's own (vLLM's gpu_memory_utilization of the release, SGLang's mem_fraction_static for the card)."""
+    from ..request import EstimateRequest
+
+    s = scenario
+    written = {key for key in s.lines if key.startswith("deployment.")}
+    options = dict(s.options)
+    try:
+        return EstimateRequest.from_options(
+            model=s.model, context=str(s.context_tokens), batch=str(s.concurrency), kv_dtype=s.kv_dtype,
+            techniques=s.technique_specs, gpu=s.gpu, tp=s.tp, pp=s.pp,
+            gpu_memory=f"{s.gpu_memory_bytes}B" if s.gpu_memory_bytes is not None else None,
+            mem_util=s.mem_util if "deployment.mem_util" in written else None,
+            reserve=f"{s.reserve_bytes}B" if "deployment.reserve" in written else DEFAULT_RESERVE_TEXT,
+            weights=f"{s.weight_bytes}B" if s.weight_bytes is not None else "auto",
+            quantization=s.quantization, **options)
+    except KvplanError as exc:
+        default = ("deployment.quantization" if "--quantization" in exc.message else
+                   "engine.name" if "engine.name" in s.lines else "deployment")
+        raise option_error(s, exc, default) from None
 
 
 def _rewrap(scenario: Scenario, key: str, exc: KvplanError) -> ScenarioError:
@@ -286,8 +337,15 @@ def _beside_the_file(scenario: Scenario) -> str | None:
 
 def resolve(scenario: Scenario) -> Resolved:
     """Build the model, the techniques and the deployment; errors name their line."""
-    try:  # deployment.quantization: checked as `kvplan estimate --quantization` without --engine
-        online = online_without_engine(scenario.quantization)
+    request = None
+    if scenario.options:  # an engine, dp, ep, ...: the request `kvplan estimate` builds of the same settings
+        try:  # the GPU first, in the scenario's words (estimate's hint names --hbm-gbps, which no key sets)
+            lookup(scenario.gpu)
+        except KvplanError as exc:
+            raise _rewrap(scenario, "deployment.gpu", exc) from None
+        request = estimate_request(scenario)
+    try:  # deployment.quantization: checked as `kvplan estimate --quantization` (without --engine: vLLM 0.34's)
+        online = online_without_engine(scenario.quantization) if request is None else request.model.quantization
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment.quantization", exc) from None
     try:
@@ -319,7 +377,7 @@ def resolve(scenario: Scenario) -> Resolved:
             raise _rewrap(scenario, key, exc) from None
         chain.append(technique)
     try:
-        check_tp(plan.model, scenario.tp)
+        check_tp(plan.model, scenario.tp if request is None else request.deployment.tp)  # SGLang's attention TP
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment.tp", exc) from None
     if scenario.pp > plan.model.num_layers:
@@ -330,13 +388,14 @@ def resolve(scenario: Scenario) -> Resolved:
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment.gpu", exc) from None
     try:
-        request = DeploymentRequest(  # weights: auto -> the checkpoint's own bytes (kvplan.weights)
+        wanted = DeploymentRequest(  # weights: auto -> the checkpoint's own bytes (kvplan.weights)
             gpu=scenario.gpu, gpu_memory_bytes=scenario.gpu_memory_bytes, tp=scenario.tp, pp=scenario.pp,
-            mem_util=scenario.mem_util, reserve_bytes=scenario.reserve_bytes, weight_bytes=scenario.weight_bytes)
-        deployment = request.build(weights)
+            mem_util=scenario.mem_util, reserve_bytes=scenario.reserve_bytes, weight_bytes=scenario.weight_bytes) \
+            if request is None else replace(request.deployment, weight_bytes=scenario.weight_bytes)
+        deployment = wanted.build(weights)
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment", exc) from None
-    return Resolved(scenario, model, dtype, chain, deployment)
+    return Resolved(scenario, model, dtype, chain, deployment, request)
 
 
 def load(refs) -> list[Resolved]:

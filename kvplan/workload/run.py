@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..errors import KvplanError
+from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, evaluate
 from ..render import Report, Table
 from ..units import GIB, format_bytes, format_tokens
@@ -46,6 +46,7 @@ class ScenarioPlan:
     kv_bytes_per_gpu: int  # on the fullest GPU
     tpot_ms: float | None  # decode floor of the resident sequences
     budgets: tuple[Budget, ...]
+    estimate: Report | None = None  # `kvplan estimate`'s report of the scenario's request (Resolved.request)
 
     @property
     def violations(self) -> list[Budget]:
@@ -54,11 +55,20 @@ class ScenarioPlan:
 
 def plan_one(resolved: Resolved) -> ScenarioPlan:
     s = resolved.scenario
+    estimate = engine_concurrency = None
     try:
-        result = evaluate(resolved.model, resolved.techniques, s.context_tokens, s.concurrency, resolved.deployment)
-    except KvplanError as exc:
-        from .loader import scenario_words
+        if resolved.request is None:
+            result = evaluate(resolved.model, resolved.techniques, s.context_tokens, s.concurrency, resolved.deployment)
+        else:  # engine, dp, ep, ...: planned as `kvplan estimate` plans the same request, engine section included
+            from ..workflows import estimate_run
 
+            estimate, _, result, engine_concurrency = estimate_run(resolved.request)
+    except KvplanError as exc:
+        from .loader import option_error, scenario_words
+
+        keyed = option_error(s, exc) if resolved.request is not None and type(exc) is UsageError else None
+        if keyed is not None:  # a setting refused once the model is known (dp, ep, ...): against its own line
+            raise keyed from None
         hint = scenario_words(exc.hint) if exc.hint else exc.hint
         raise type(exc)(f"scenario {s.name} ({s.source}): {scenario_words(exc.message)}", hint) from None
     resident = s.concurrency - (result.offload.sessions_on_cpu if result.offload else 0)
@@ -71,12 +81,19 @@ def plan_one(resolved: Resolved) -> ScenarioPlan:
         budgets.append(Budget("max_kv_gib_per_gpu", s.max_kv_gib_per_gpu, actual, "GiB", actual <= s.max_kv_gib_per_gpu))
     if s.min_concurrency is not None:
         fit = result.capacity.max_concurrency
+        if engine_concurrency is not None:  # the engine's pool must hold them too (as estimate's --min-concurrency)
+            fit = min(fit, engine_concurrency)
         budgets.append(Budget("min_concurrency", s.min_concurrency, fit, "sequences", fit >= s.min_concurrency))
     if s.max_tpot_ms is not None:
+        dep = result.deployment
+        if tpot is None and dep is not None and (dep.dp > 1 or dep.ep):  # planner.evaluate: not modelled there
+            raise ScenarioError(f"{s.where('budgets.max_tpot_ms')}: budgets.max_tpot_ms: the decode floor is not "
+                                "modelled under data or expert parallelism (a step reads experts on other ranks)",
+                                "leave max_tpot_ms out of a dp / ep scenario")
         if tpot is None:
             raise ScenarioError(f"{s.where('budgets.max_tpot_ms')}: budgets.max_tpot_ms needs a GPU with a known HBM bandwidth")
         budgets.append(Budget("max_tpot_ms", s.max_tpot_ms, tpot, "ms", tpot <= s.max_tpot_ms))
-    return ScenarioPlan(resolved, result, resident, per_gpu, tpot, tuple(budgets))
+    return ScenarioPlan(resolved, result, resident, per_gpu, tpot, tuple(budgets), estimate)
 
 
 def scenario_report(p: ScenarioPlan) -> Report:
@@ -84,17 +101,20 @@ def scenario_report(p: ScenarioPlan) -> Report:
     from ..reports import estimate as estimate_report
 
     s = p.resolved.scenario
-    report = estimate_report.build(p.result, kv_dtype=p.resolved.kv_dtype)
-    dep = p.resolved.deployment
+    report = p.estimate if p.estimate is not None else estimate_report.build(p.result, kv_dtype=p.resolved.kv_dtype)
+    dep = p.result.deployment if p.estimate is not None else p.resolved.deployment
     workload = [
         ["model", p.result.plan.model.name],
-        ["GPUs", f"{dep.gpus} x {dep.gpu.name} (tp {dep.tp}, pp {dep.pp})"],
+        ["GPUs", f"{dep.gpus} x {dep.gpu.name} ({dep.layout_text})"],
         ["prompt + output", f"{s.prompt_tokens:,} + {s.output_tokens:,} = {format_tokens(s.context_tokens)} tokens"],
         ["concurrency (planned batch)", f"{s.concurrency:,}"],
         ["shared prefix", f"{s.shared_prefix_tokens:,} tokens x {s.prefix_sharers or s.concurrency} requests" if s.shared_prefix_tokens else "none"],
         ["techniques", ", ".join(p.resolved.scenario.technique_specs) or "none"],
         ["KV on the fullest GPU", format_bytes(p.kv_bytes_per_gpu)],
     ]
+    engine = (p.estimate.data.get("engine") or {}) if p.estimate is not None else {}
+    if engine.get("name"):  # the engine planned and its release, as its section of the report names them
+        workload.insert(2, ["engine", " ".join(str(engine[k]) for k in ("name", "version") if engine.get(k))])
     if p.resident_sequences != s.concurrency:
         workload.append(["sequences resident on GPU", f"{p.resident_sequences:,} of {s.concurrency:,}"])
     if p.tpot_ms is not None:
@@ -110,6 +130,11 @@ def scenario_report(p: ScenarioPlan) -> Report:
     longest = p.result.plan.model.max_context_tokens
     if longest and s.context_tokens > longest:
         lines.append(f"{s.name}: WARNING: prompt + output = {s.context_tokens:,} tokens exceeds the model's maximum context of {longest:,}")
+    if p.estimate is not None:  # estimate's lines (its launch commands verbatim); its budgets: the scenario's, below
+        from .loader import estimate_words
+
+        report.lines = [estimate_words(line) for line in report.lines]
+        report.data.pop("budgets", None)
     lines += [f"{s.name}: {line}" for line in report.lines]
     lines += [f"{s.name}: BUDGET BROKEN: {b.describe()}" for b in p.violations]
     data = {
@@ -164,7 +189,13 @@ def list_report() -> Report:
     rows, items = [], []
     for name in bundled_names():
         s = read(name)
-        rows.append([s.name, s.model, f"{s.tp * s.pp} x {s.gpu}", format_tokens(s.context_tokens), s.concurrency, s.description])
+        gpus = s.tp * s.pp
+        if s.options:  # dp: as estimate counts it (vLLM: dp x tp x pp; SGLang's attention DP: its --tp x pp)
+            from .loader import estimate_request
+
+            wanted = estimate_request(s).deployment
+            gpus = wanted.tp * wanted.pp * wanted.dp
+        rows.append([s.name, s.model, f"{gpus} x {s.gpu}", format_tokens(s.context_tokens), s.concurrency, s.description])
         items.append({"name": s.name, "model": s.model, "gpu": s.gpu, "tp": s.tp, "pp": s.pp,
                       "context_tokens": s.context_tokens, "concurrency": s.concurrency, "description": s.description})
     table = Table("bundled scenarios (kvplan plan NAME)", ["name", "model", "GPUs", "context", "concurrency", "description"], rows, {4})

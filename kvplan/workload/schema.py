@@ -24,11 +24,19 @@ class ScenarioError(UsageError):
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # a key of EXPECT: text | tokens | tokens0 | count | ratio | number | size | size0 | weights | techniques | section
+    kind: str  # a key of EXPECT: text | tokens | tokens0 | count | ratio | number | size | size0 | weights | techniques | switch | word | section
     doc: str
     required: bool = False
     default: object = None
     children: dict | None = None  # kind "section"
+    # the `kvplan estimate` option the key is (its keyword in EstimateRequest.from_options: the flag's words):
+    # a scenario holding any such key is planned as that estimate request (loader.estimate_request)
+    flag: str | None = None
+
+    @property
+    def option(self) -> str | None:
+        """'--all2all-backend' -> 'all2all_backend', EstimateRequest.from_options' keyword."""
+        return self.flag.lstrip("-").replace("-", "_") if self.flag else None
 
 
 EXPECT = {
@@ -42,6 +50,8 @@ EXPECT = {
     "size0": "0 or a size with a unit such as 2GiB",
     "weights": "auto or a size with a unit such as 140GB",
     "techniques": "a list of technique specs such as [fp8, page:16]",
+    "switch": "true or false",
+    "word": "a word or an integer, as the flag takes it",
     "section": "a mapping of keys",
 }
 
@@ -59,6 +69,23 @@ SCHEMA: dict[str, Field] = {
         "weights": Field("weights", "Weight bytes of the whole model: auto (read from the checkpoint, else parameters x dtype) or a size.", default="auto"),
         "gpu_memory": Field("size", "Memory per GPU, overriding the catalog (for example nvidia-smi's figure)."),
         "quantization": Field("text", "The engine's online quantization of a float checkpoint, as `kvplan estimate --quantization` takes it without --engine (vLLM 0.34's fp8, fp8_per_tensor, fp8_per_channel, fp8_per_block, experts_int8): the weights sized as vLLM holds them."),
+        "dp": Field("count", "Data-parallel ranks, as `kvplan estimate --dp` (vLLM's --data-parallel-size; SGLang's attention DP).", flag="--dp"),
+        "ep": Field("switch", "Routed experts split by expert, as `kvplan estimate --ep` (vLLM's --enable-expert-parallel).", flag="--ep"),
+        "all2all_backend": Field("text", "vLLM's MoE all-to-all backend, as `kvplan estimate --all2all-backend`.", flag="--all2all-backend"),
+        "moe_a2a_backend": Field("text", "SGLang's MoE all-to-all backend, as `kvplan estimate --moe-a2a-backend`.", flag="--moe-a2a-backend"),
+        "gpus_per_node": Field("count", "GPUs a node has (default 8), as `kvplan estimate --gpus-per-node`.", flag="--gpus-per-node"),
+        "redundant_experts": Field("word", "EPLB's redundant experts R or auto, as `kvplan estimate --redundant-experts`.", flag="--redundant-experts"),
+        "enable_dp_lm_head": Field("switch", "SGLang's LM head over the attention TP group, as `kvplan estimate --enable-dp-lm-head`.", flag="--enable-dp-lm-head"),
+        "moe_dense_tp_size": Field("count", "SGLang's TP of a MoE model's dense MLPs, as `kvplan estimate --moe-dense-tp-size`.", flag="--moe-dense-tp-size"),
+        "mm_enable_dp_encoder": Field("switch", "SGLang's vision encoder data parallel, as `kvplan estimate --mm-enable-dp-encoder`.", flag="--mm-enable-dp-encoder"),
+        "mm_encoder_tp_mode": Field("text", "vLLM's vision encoder TP mode (weights or data), as `kvplan estimate --mm-encoder-tp-mode`.", flag="--mm-encoder-tp-mode"),
+    }),
+    "engine": Field("section", "The serving engine whose own pool is planned, as `kvplan estimate --engine` (its section of the report).", default=None, children={
+        "name": Field("text", "Engine and release, as `kvplan estimate --engine` takes it: vllm, vllm@0.11, sglang, sglang@0.5.9.", required=True, flag="--engine"),
+        "max_model_len": Field("tokens", "The engine's max model length (default: prompt + output), as `kvplan estimate --max-model-len`.", flag="--max-model-len"),
+        "max_num_seqs": Field("count", "vLLM's --max-num-seqs / SGLang's --max-running-requests, as `kvplan estimate --max-num-seqs`.", flag="--max-num-seqs"),
+        "kv_memory": Field("size", "KV pool per GPU given directly, as `kvplan estimate --kv-memory`.", flag="--kv-memory"),
+        "emit": Field("text", "Print the launch flags of this engine (vllm[@VERSION] or sglang), as `kvplan estimate --emit`.", flag="--emit"),
     }),
     "workload": Field("section", "What the requests look like.", required=True, children={
         "prompt_tokens": Field("tokens", "Prompt tokens per request, shared prefix included.", required=True),
@@ -100,6 +127,9 @@ class Scenario:
     max_kv_gib_per_gpu: float | None = None
     min_concurrency: int | None = None
     max_tpot_ms: float | None = None
+    # the `kvplan estimate` options the file names (from_options keyword -> value as that option takes it), for
+    # the keys with a Field.flag (the engine section, dp, ep, ...): non-empty, the scenario is planned as that request
+    options: tuple[tuple[str, object], ...] = ()
     lines: dict = field(default_factory=dict, compare=False, repr=False)  # dotted key -> line
 
     @property
@@ -224,6 +254,14 @@ class Checker:
                 return parse_size(value, key, allow_zero=kind == "size0")
             except UsageError:
                 raise self.expect(key, kind, value) from None
+        if kind == "switch":
+            if not isinstance(value, bool):
+                raise self.expect(key, kind, value)
+            return value
+        if kind == "word":  # checked by the option's own parser (EstimateRequest.from_options)
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise self.expect(key, kind, value)
+            return self.text(key, kind, value) if isinstance(value, str) else str(value)
         if kind == "techniques":
             if isinstance(value, str):
                 value = [value]
@@ -283,5 +321,21 @@ def build_scenario(data, source: str, lines: dict[str, int], default_name: str) 
         max_kv_gib_per_gpu=budgets.get("max_kv_gib_per_gpu"),
         min_concurrency=budgets.get("min_concurrency"),
         max_tpot_ms=budgets.get("max_tpot_ms"),
+        options=estimate_options(top),
         lines=dict(lines),
     )
+
+
+def estimate_options(top: dict) -> tuple[tuple[str, object], ...]:
+    """The values of the keys that are `kvplan estimate` options (Field.flag), written in the file, as the option
+    takes them: a token count or a size as text ("4096", "42949672960B"), a count or a switch as is."""
+    out = []
+    for section in ("deployment", "engine"):
+        values = top[section] or {}
+        for name, spec in SCHEMA[section].children.items():
+            value = values.get(name)
+            if spec.flag is None or value is None:
+                continue
+            text = f"{value}B" if spec.kind == "size" else str(value) if spec.kind == "tokens" else value
+            out.append((spec.option, text))
+    return tuple(out)
