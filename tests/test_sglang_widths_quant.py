@@ -124,3 +124,17 @@ def test_qwen3_next_and_qwen35_moe_shared_experts(tmp_path):
                   quantization_config=fp8)
     line = refused_line(nxt, *H100, "--tp", "8", "--ep")
     assert "output_partition_size = 125 is not divisible" in line and "qwen3_next.py" in line
+
+
+def test_qwen2_72b_compressed_tensors_w8a16_tile(tmp_path):
+    # vllm-project/llm-compressor#57: neuralmagic/Qwen2-72B-Instruct-quantized.w8a16 at TP 4 on an A100 ("Weight
+    # input_size_per_partition = 7392 is not divisible by min_thread_k = 128" under vLLM 0.5.1). SGLang 0.5.23's
+    # CompressedTensorsWNA16 repacks (K 7,392 = 462 x 16; gate_up N 14,784 = 231 x 64), then no Marlin tile divides
+    # K 7,392 = 115 x 64 + 32 at the first forward. TP 2: K 14,784 = 231 x 64, N 8,192 = 64 x 128: builds
+    w8a16 = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+             "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": None, "weights": {
+                 "num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True, "dynamic": False}}}}
+    path = _qwen72(tmp_path, w8a16, 29568, "q72w8a16.json")
+    line = refused_line(path, *A100, "--tp", "4")
+    assert "compressed-tensors WNA16 on Marlin: 'Invalid thread config'" in line and "7,392 in x 8,192 out" in line
+    assert estimate_json(path, *A100, "--tp", "2")["capacity"]["tp"] == 2

@@ -17,6 +17,10 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
   small_batch_thread_configs / large_batch_thread_configs is (thread_k, thread_n) (128, 128), (64, 128), (128, 64)
   or (64, 256), is_valid_config wants K % thread_k == 0 and N % thread_n == 0; with none the RuntimeCheck
   "Invalid thread config" fails): K % 64 with N % 128, or K % 128 with N % 64.
+- compressed-tensors WNA16 (ct_wna16: every config group int 4 / 8-bit weights by group or channel, no input
+  quantization, format pack-quantized: compressed_tensors.py _is_wNa16_group_channel; min capability 80):
+  compressed_tensors_wNa16.py CompressedTensorsWNA16.process_weights_after_loading drops check_marlin_supports_shape's
+  answer too and repacks with gptq_marlin_repack: the same repack and thread tile checks as gptq_marlin.
 - awq_marlin: AWQMarlinConfig.get_quant_method asks marlin_utils.py check_marlin_supports_layer from
   layers/linear.py LinearBase.__init__, before ColumnParallelLinear / RowParallelLinear set the per-rank sizes, so
   it sees the whole layer (output % min_thread_n 64, input % min_thread_k 128, input % group_size); a whole layer
@@ -49,10 +53,20 @@ TILE_K, TILE_N = 16, 64  # kernels/jit/csrc/gemm/marlin/marlin.cuh tile_k_size, 
 MIN_THREAD_N, MIN_THREAD_K = 64, 128  # layers/quantization/marlin_utils.py GPTQ_MARLIN_MIN_THREAD_N / _K
 _GROUPS = (-1, 32, 64, 128)  # marlin_utils.py MARLIN_SUPPORTED_GROUP_SIZES
 _REPACK = "kernels/jit/csrc/gemm/marlin/gptq_marlin_repack.cuh, at load"
+# the kernels that repack for Marlin after loading: (what, where it repacks)
+_MARLIN_SITES = {
+    "gptq_marlin": ("GPTQ on Marlin", "gptq_kernels.py GPTQMarlinLinearKernel.process_weights_after_loading"),
+    "ct_wna16": ("compressed-tensors WNA16 on Marlin",
+                 "compressed_tensors_wNa16.py CompressedTensorsWNA16.process_weights_after_loading"),
+    "fp8_marlin": ("FP8 on Marlin", "marlin_utils_fp8.py prepare_fp8_layer_for_marlin (FP8 weight-only on Marlin "
+                   "below SM 8.9)"),
+}
+_TILED = ("gptq_marlin", "ct_wna16")  # their forward's Marlin tile is checked (FP8's is not: module doc)
 
 
 class Kernel(NamedTuple):
-    """How SGLang 0.5.23 serves a checkpoint's linear layers: "gptq_marlin", "awq_marlin", "awq" or "fp8_marlin",
+    """How SGLang 0.5.23 serves a checkpoint's linear layers: "gptq_marlin", "ct_wna16", "awq_marlin", "awq" or
+    "fp8_marlin",
     with the group size and the ints' pack factor (GPTQ / AWQ)."""
     kind: str
     group: int = -1
@@ -73,6 +87,8 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
     if q.get("modules_to_not_convert") or q.get("ignored_layers"):
         return None
     sm = capability[0] * 10 + capability[1]
+    if method == "compressed-tensors" and sm >= 80 and _int_weight_only(q):
+        return Kernel("ct_wna16")
     if method in ("fp8", "compressed-tensors"):
         return Kernel("fp8_marlin") if 80 <= sm < 89 and _fp8_weights(q, method) else None
     bits, group = q.get("bits", q.get("w_bit")), q.get("group_size", q.get("q_group_size"))
@@ -99,6 +115,22 @@ def _fp8_weights(q: dict, method: str) -> bool:
         return False
     return all(isinstance(g, dict) and isinstance(g.get("weights"), dict) and g["weights"].get("type") == "float"
                and g["weights"].get("num_bits") == 8 for g in groups.values())
+
+
+def _int_weight_only(q: dict) -> bool:
+    """A compressed-tensors config whose every group is CompressedTensorsWNA16's (compressed_tensors.py
+    _is_wNa16_group_channel with format pack-quantized: int 4 / 8-bit static weights by group or channel, no input
+    quantization), ignoring at most lm_head."""
+    groups = q.get("config_groups")
+    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
+        return False
+    for g in groups.values():
+        w = g.get("weights") if isinstance(g, dict) else None
+        if (not isinstance(w, dict) or g.get("input_activations") or w.get("type") != "int" or w.get("num_bits")
+                not in (4, 8) or w.get("strategy") not in ("group", "channel") or w.get("dynamic")
+                or (g.get("format") or q.get("format")) != "pack-quantized"):
+            return False
+    return True
 
 
 class Linear(NamedTuple):
@@ -156,7 +188,7 @@ def build_error(kern: Kernel, lin: Linear) -> str | None:
 def repack_error(kern: Kernel, lin: Linear) -> str | None:
     """The RuntimeError gptq_marlin_repack raises for this linear once the weights are loaded (gptq_marlin,
     fp8_marlin), None where it repacks."""
-    if kern.kind not in ("gptq_marlin", "fp8_marlin"):
+    if kern.kind not in _MARLIN_SITES:
         return None
     if lin.k % TILE_K:
         why = f"'size_k = {lin.k} is not divisible by tile_k_size = {TILE_K}'"
@@ -164,18 +196,16 @@ def repack_error(kern: Kernel, lin: Linear) -> str | None:
         why = f"'size_n = {lin.n} is not divisible by tile_n_size = {TILE_N}'"
     else:
         return None
-    site = ("gptq_kernels.py GPTQMarlinLinearKernel.process_weights_after_loading" if kern.kind == "gptq_marlin" else
-            "marlin_utils_fp8.py prepare_fp8_layer_for_marlin (FP8 weight-only on Marlin below SM 8.9)")
-    what = "GPTQ on Marlin" if kern.kind == "gptq_marlin" else "FP8 on Marlin"
+    what, site = _MARLIN_SITES[kern.kind]
     return f"{what}: {why} ({_per_rank(lin)}; {site} -> {_REPACK})"
 
 
 def forward_error(kern: Kernel, lin: Linear) -> str | None:
     """GPTQ on Marlin: no thread tile of gptq_marlin.cuh divides the layer a rank (module doc), None where one does."""
-    if kern.kind != "gptq_marlin" or (lin.k % 64 == 0 and lin.n % 128 == 0) or (lin.k % 128 == 0
+    if kern.kind not in _TILED or (lin.k % 64 == 0 and lin.n % 128 == 0) or (lin.k % 128 == 0
                                                                                 and lin.n % 64 == 0):
         return None
-    return (f"GPTQ on Marlin: 'Invalid thread config' at the first forward ({_per_rank(lin)}: no Marlin tile "
+    return (f"{_MARLIN_SITES[kern.kind][0]}: 'Invalid thread config' at the first forward ({_per_rank(lin)}: no Marlin tile "
             "(thread_k, thread_n) of (128, 128), (64, 128), (128, 64), (64, 256) divides it; "
             "kernels/jit/csrc/gemm/marlin/gptq_marlin.cuh is_valid_config, small_batch_thread_configs / "
             "large_batch_thread_configs)")
