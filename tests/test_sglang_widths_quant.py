@@ -138,3 +138,19 @@ def test_qwen2_72b_compressed_tensors_w8a16_tile(tmp_path):
     line = refused_line(path, *A100, "--tp", "4")
     assert "compressed-tensors WNA16 on Marlin: 'Invalid thread config'" in line and "7,392 in x 8,192 out" in line
     assert estimate_json(path, *A100, "--tp", "2")["capacity"]["tp"] == 2
+
+
+def test_modelopt_nvfp4_down_proj_input_multiple_of_16(tmp_path):
+    # constructed: a ModelOpt NVFP4 Llama-3.1-8B with intermediate 14,352 (= 897 x 16). TP 2: the down_proj's
+    # input 7,176 = 448 x 16 + 8 -> ModelOptFp4LinearMethod.create_weights' ValueError; TP 1: 14,352 % 16 == 0;
+    # TP 4: 14,352 / 4 = 3,588 = 224 x 16 + 4 -> refused too, and W4A16_NVFP4 words it its own way
+    nvfp4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head"]}
+    path = _config(tmp_path, "llama-3.1-8b", "l8nvfp4.json", intermediate_size=14352, quantization_config=nvfp4)
+    line = refused_line(path, *H100, "--tp", "2")
+    assert "'Unsupported model when in features size is not multiple of 16'" in line
+    assert "llama.py LlamaMLP.down_proj: 7,176 in" in line
+    assert estimate_json(path, *H100)["capacity"]["tp"] == 1
+    a16 = _config(tmp_path, "llama-3.1-8b", "l8a16.json", intermediate_size=14352,
+                  quantization_config=dict(nvfp4, quant_algo="W4A16_NVFP4"))
+    assert "'Unsupported model when input feature size is not a multiple of 16'" in refused_line(
+        a16, *H100, "--tp", "4", "--weights", "6GB")  # kvplan sizes no W4A16_NVFP4 weights itself

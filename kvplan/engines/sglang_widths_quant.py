@@ -39,6 +39,15 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
   "size_n = 5472 is not divisible by tile_n_size = 64", the dense MLP's gate_up_proj 2 x 10,944 / 4; the
   same message on an RTX A6000, SM 8.6, under vLLM: zai-org/GLM-V#178). Its forward's tile is not checked here.
 
+- ModelOpt NVFP4 (a config whose quant_algo is NVFP4 / W4A16_NVFP4): modelopt_quant.py
+  ModelOptFp4LinearMethod.create_weights ("Unsupported model when in features size is not multiple of 16") and
+  ModelOptNvFp4A16LinearMethod.create_weights ("... input feature size is not a multiple of 16") need a linear's
+  input a rank % 16: the down_proj's. The config and its exclusion list are read as engines/vllm_widths_quant.py
+  modelopt reads them (SGLang's own is_layer_excluded is not compared); checked where the dense down_proj is
+  quantized in some layer. ModelOpt FP8 (ModelOptFp8LinearMethod.create_weights) checks no alignment.
+- MXFP4 (gpt-oss): mxfp4.py Mxfp4MoEMethod.create_weights rounds the experts' intermediate a rank up (to 64, or
+  128 on Marlin): no refusal; its linears are unquantized.
+
 Not checked: the attention's linears, the routed experts under these schemes (GPTQMarlinMoEScheme, AWQ's
 check_moe_marlin_supports_layer / MoeWNA16 fallback: not read), a config with modules_to_not_convert, whether a
 GPTQ group straddling two ranks loads right (nothing in the wheel refuses it), the non-Marlin GPTQ at SM 8.0+
@@ -61,12 +70,17 @@ _MARLIN_SITES = {
     "fp8_marlin": ("FP8 on Marlin", "marlin_utils_fp8.py prepare_fp8_layer_for_marlin (FP8 weight-only on Marlin "
                    "below SM 8.9)"),
 }
+# ModelOpt NVFP4's linear methods by quant_algo, and the ValueError each create_weights raises (module doc)
+_NVFP4 = {"NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4_a16"}
+_NVFP4_ERROR = {"nvfp4": ("Unsupported model when in features size is not multiple of 16", "ModelOptFp4LinearMethod"),
+                "nvfp4_a16": ("Unsupported model when input feature size is not a multiple of 16",
+                              "ModelOptNvFp4A16LinearMethod")}
 _TILED = ("gptq_marlin", "ct_wna16")  # their forward's Marlin tile is checked (FP8's is not: module doc)
 
 
 class Kernel(NamedTuple):
-    """How SGLang 0.5.23 serves a checkpoint's linear layers: "gptq_marlin", "ct_wna16", "awq_marlin", "awq" or
-    "fp8_marlin",
+    """How SGLang 0.5.23 serves a checkpoint's linear layers: "gptq_marlin", "ct_wna16", "awq_marlin", "awq",
+    "fp8_marlin", "nvfp4" or "nvfp4_a16" (group: the alignment 16 there),
     with the group size and the ints' pack factor (GPTQ / AWQ)."""
     kind: str
     group: int = -1
@@ -87,6 +101,14 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
     if q.get("modules_to_not_convert") or q.get("ignored_layers"):
         return None
     sm = capability[0] * 10 + capability[1]
+    if str(sglang_method_below_sm80(q) or "").startswith("modelopt"):
+        # the config's method itself (not served_quantization): kvplan sizes no W4A16_NVFP4 weights, whose
+        # weight_dtype then stays the float one, yet SGLang serves them quantized
+        from .vllm_widths_quant import modelopt, quantized
+
+        mo = modelopt(model, raw)
+        nvfp4 = mo is not None and mo.algo in _NVFP4 and quantized(mo, "mlp.down_proj", range(mo.layers))
+        return Kernel(_NVFP4[mo.algo], 16) if nvfp4 else None
     if method == "compressed-tensors" and sm >= 80 and _int_weight_only(q):
         return Kernel("ct_wna16")
     if method in ("fp8", "compressed-tensors"):
@@ -156,6 +178,10 @@ def _per_rank(lin: Linear) -> str:
 def build_error(kern: Kernel, lin: Linear) -> str | None:
     """The error SGLang raises while building this linear (create_weights), None where it builds."""
     g = kern.group
+    if kern.kind in _NVFP4_ERROR:
+        message, cls = _NVFP4_ERROR[kern.kind]
+        return (f"ModelOpt NVFP4: '{message}' ({_per_rank(lin)}, {lin.k:,} not a multiple of 16; modelopt_quant.py "
+                f"{cls}.create_weights)") if lin.k % g else None
     if kern.kind == "awq_marlin":
         whole_ok = (lin.n_full % MIN_THREAD_N == 0 and lin.k_full % MIN_THREAD_K == 0
                     and not (0 < g < lin.k_full and lin.k_full % g))
