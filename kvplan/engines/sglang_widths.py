@@ -25,12 +25,18 @@ widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/
   SM 10.x card for an fp8 checkpoint of the _SM100_TRTLLM architectures (arg_groups/overrides.py
   _deepseek_moe_quant_resolution, model_overrides/qwen3_moe.py _qwen3_moe_family_overrides; is_sm100: CUDA major
   10, utils/common.py): there the experts' blocks are not refused. Not checked: the attention's linears (whose heads
-  fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), GPTQ / AWQ / Marlin
-  (not read), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
+  fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
   0.5.23 plans (rules.release), the asserts to every release.
+- GPTQ / AWQ (Marlin or not), compressed-tensors WNA16, FP8 on Marlin below SM 8.9 and ModelOpt NVFP4: the MLPs'
+  linears a rank, engines/sglang_widths_quant.py (its module doc), on a known card (Split.capability), 0.5.23.
 
 The model files read, by family (_FAMILIES; the first failing module in build order is named: a layer's MLP
-after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first).
+after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first). Qwen3-Next and
+Qwen3.5-MoE build qwen2_moe.py Qwen2MoeSparseMoeBlock, whose shared_expert is a Qwen2MoeMLP over the whole --tp
+(replicated under the a2a backends); qwen3_next.py asks for the CUDA fusion (enable_cuda_shared_expert_fusion),
+which can_fuse_shared_expert allows where the shared width equals moe_intermediate_size: the shared expert is then
+an extra routed expert of that width, checked with them (fused_if_routed_width). qwen3_5.py does not ask on CUDA.
+Not read: uses_per_rank_fused_shared_slots (unfusing at moe_ep_size > 1).
 """
 
 from __future__ import annotations
