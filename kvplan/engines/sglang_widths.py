@@ -25,12 +25,18 @@ widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/
   SM 10.x card for an fp8 checkpoint of the _SM100_TRTLLM architectures (arg_groups/overrides.py
   _deepseek_moe_quant_resolution, model_overrides/qwen3_moe.py _qwen3_moe_family_overrides; is_sm100: CUDA major
   10, utils/common.py): there the experts' blocks are not refused. Not checked: the attention's linears (whose heads
-  fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), GPTQ / AWQ / Marlin
-  (not read), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
+  fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
   0.5.23 plans (rules.release), the asserts to every release.
+- GPTQ / AWQ (Marlin or not), compressed-tensors WNA16, FP8 on Marlin below SM 8.9 and ModelOpt NVFP4: the MLPs'
+  linears a rank, engines/sglang_widths_quant.py (its module doc), on a known card (Split.capability), 0.5.23.
 
 The model files read, by family (_FAMILIES; the first failing module in build order is named: a layer's MLP
-after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first).
+after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first). Qwen3-Next and
+Qwen3.5-MoE build qwen2_moe.py Qwen2MoeSparseMoeBlock, whose shared_expert is a Qwen2MoeMLP over the whole --tp
+(replicated under the a2a backends); qwen3_next.py asks for the CUDA fusion (enable_cuda_shared_expert_fusion),
+which can_fuse_shared_expert allows where the shared width equals moe_intermediate_size: the shared expert is then
+an extra routed expert of that width, checked with them (fused_if_routed_width). qwen3_5.py does not ask on CUDA.
+Not read: uses_per_rank_fused_shared_slots (unfusing at moe_ep_size > 1).
 """
 
 from __future__ import annotations
@@ -51,12 +57,15 @@ class _Family:
     dense_first: bool = False  # only below first_k_dense_replace (the MoE models' first layers)
     shared: str | None = None  # the class of the shared experts' MLP
     shared_width: tuple[str, ...] = ()  # its width: the first field, times the second where given
+    fused_if_routed_width: bool = False  # no shared MLP where its width is the routed experts' (fused: module doc)
 
 
 _DSV2_MLP = "deepseek_v2.py DeepseekV2MLP"
 _DSV2 = _Family(_DSV2_MLP, True, _DSV2_MLP + " (DeepseekV2MoE.shared_experts)", ("moe_intermediate_size",
                                                                                  "n_shared_experts"))
 _QWEN2 = _Family("qwen2.py Qwen2MLP")
+_QWEN2_MOE = _Family(shared="qwen2_moe.py Qwen2MoeMLP (Qwen2MoeSparseMoeBlock.shared_expert)",
+                     shared_width=("shared_expert_intermediate_size",))
 # config model_type -> the SGLang 0.5.23 classes building its MLPs (module doc); the routed experts of every MoE model
 # are FusedMoE's (moe_intermediate_size, else intermediate_size: vllm_moe_workspace.moe_shape)
 _FAMILIES: dict[str, _Family] = {
@@ -69,8 +78,10 @@ _FAMILIES: dict[str, _Family] = {
     "deepseek_v2": _DSV2, "deepseek_v3": _DSV2,
     "glm4_moe": _Family("glm4_moe.py Glm4MoeMLP", True, "glm4_moe.py Glm4MoeMLP (Glm4MoeSparseMoeBlock.shared_experts)",
                         ("moe_intermediate_size", "n_shared_experts")),
-    "qwen2_moe": _Family(shared="qwen2_moe.py Qwen2MoeMLP (Qwen2MoeSparseMoeBlock.shared_expert)",
-                         shared_width=("shared_expert_intermediate_size",)),
+    "qwen2_moe": _QWEN2_MOE,
+    "qwen3_next": _Family(shared=_QWEN2_MOE.shared + " in qwen3_next.py", shared_width=_QWEN2_MOE.shared_width,
+                          fused_if_routed_width=True),
+    "qwen3_5_moe": _Family(shared=_QWEN2_MOE.shared + " in qwen3_5.py", shared_width=_QWEN2_MOE.shared_width),
     # Step3p5DecoderLayer: the dense layers' Step3p5MLP (layers 0-2 of the released configs), a sparse layer's
     # Step3p5MoEMLP (FusedMoE) then its share_expert, a Step3p5MLP of share_expert_dim
     "step3p5": _Family("step3p5.py Step3p5MLP", shared="step3p5.py Step3p5MLP (Step3p5DecoderLayer.share_expert)",
@@ -98,21 +109,32 @@ class Split:
     replicated_shared: bool = False
     dense_whole: bool = False
     sm100_trtllm: bool = False
+    capability: tuple[int, int] | None = None  # the card's CUDA capability (sglang_widths_quant's kernels), if known
 
     def flags(self) -> str:
         return f"--tp {self.gpus}" + (f" --dp {self.dp}" if self.dp > 1 else "") + (
             f" --ep-size {self.gpus}" if self.ep else "")
 
 
-def _mlp(width: int | None, group: int, cls: str, what: str, block) -> str | None:
+def _mlp(width: int | None, group: int, cls: str, what: str, block, quant=None) -> str | None:
     """Why SGLang fails to build an MLP (MergedColumnParallelLinear gate_up_proj + RowParallelLinear down_proj) of
-    `width` over a group of `group` GPUs; None where it builds it."""
+    `width` over a group of `group` GPUs; None where it builds it. quant: (sglang_widths_quant.Kernel, hidden size,
+    the list the MLP's linears are added to, in build order, for the checks after loading)."""
     if width is None:
         return None
     if undivides(width, group):
         return (f"SGLang 0.5.23 splits the {what} of {width:,} over TP {group}, which does not divide it ({width:,} % "
                 f"{group} = {width % group}: {cls}.gate_up_proj; layers/linear.py MergedColumnParallelLinear.__init__ "
                 "asserts every output size % tp_size == 0)")
+    if quant is not None:
+        from .sglang_widths_quant import build_error, mlp_linears
+
+        kern, hidden, built = quant
+        linears = mlp_linears(cls, width, hidden, group)
+        built.extend(linears)
+        why = next(filter(None, (build_error(kern, lin) for lin in linears)), None)
+        if why:
+            return f"SGLang 0.5.23 splits the {what} of {width:,} over TP {group}: {why}"
     if block is None:
         return None
     per_rank, (block_n, block_k) = width // group, block
@@ -190,11 +212,22 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
     moe = is_moe(model)
     shape = moe_shape(raw) if moe else None
     expert_width = config_int(raw, "moe_intermediate_size") or (shape.intermediate if shape else None)
-    why = ((_mlp(config_int(raw, "intermediate_size"), dense_group, family.dense, "dense MLP intermediate_size", block)
-            if has_dense else None)
+    shared_width = _shared_width(raw, family)
+    if family.fused_if_routed_width and shared_width == expert_width:
+        shared_width = None  # fused into the routed experts on CUDA (qwen2_moe.py can_fuse_shared_expert)
+    from .sglang_widths_quant import kernel, refusal as quant_refusal
+
+    kern = kernel(model, raw, split.capability) if (release or READ_IN).startswith(READ_IN) else None
+    built: list = []
+    quant = (kern, config_int(raw, "hidden_size") or 0, built) if kern else None
+    why = ((_mlp(config_int(raw, "intermediate_size"), dense_group, family.dense, "dense MLP intermediate_size", block,
+                 quant) if has_dense else None)
            or (_experts(expert_width, split, block) if moe else None)
-           or (_mlp(_shared_width(raw, family), 1 if split.replicated_shared else split.gpus, family.shared,
-                    "shared experts' intermediate size", block) if moe and family.shared else None))
+           or (_mlp(shared_width, 1 if split.replicated_shared else split.gpus, family.shared,
+                    "shared experts' intermediate size", block, quant) if moe and family.shared else None))
+    if not why and kern:  # built: the repack after loading, then the first forward (sglang_widths_quant)
+        late = quant_refusal(kern, built)
+        why = f"SGLang 0.5.23 builds the MLPs but fails later: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 
 
@@ -205,9 +238,10 @@ def split_of(model, tp: int, dp: int = 1, ep: bool = False, gpu=None, a2a: str |
     from ..capacity.gpus import CUDA_CAPABILITY
     from .sglang_groups import dense_whole
 
-    major = CUDA_CAPABILITY.get(gpu.name, (0, 0))[0] if gpu is not None else 0
+    capability = CUDA_CAPABILITY.get(gpu.name) if gpu is not None else None
     return Split(tp * dp, dp, ep, replicated_shared, dense_whole(model, groups),
-                 major == 10 and a2a in (None, "none") and (model.architecture or "") in _SM100_TRTLLM)
+                 (capability or (0, 0))[0] == 10 and a2a in (None, "none")
+                 and (model.architecture or "") in _SM100_TRTLLM, capability)
 
 
 def check(model, dep, release: str | None = None) -> None:
