@@ -52,6 +52,12 @@ def test_qwen2_72b_awq_unpadded_refused_at_tp_2_4_8(tmp_path):
     line = refused_line(path, *H100, "--tp", "8")
     assert "'Weight output_size_per_partition = 7392 is not divisible by  min_thread_n = 64.'" in line
     assert "Qwen2MLP.gate_up_proj" in line
+    # an AutoAWQ-style config (w_bit / q_group_size): awq.py is_awq_marlin_compatible reads only bits / group_size,
+    # so plain AWQ serves it (AWQConfig.from_config takes w_bit): TP 2 down_proj input 14,784 = 115 x 128 + 64 is not
+    # a multiple of group_size 128 -> awq_linear.py's 'The input size is not aligned ...', not Marlin's message
+    autoawq = {"w_bit": 4, "q_group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True}
+    line = refused_line(_qwen72(tmp_path, autoawq, 29568, "q72autoawq.json"), *H100, "--tp", "2")
+    assert "'The input size is not aligned with the quantized weight shape.'" in line and "14,784 inputs" in line
     # Qwen re-released the 72B AWQ / GPTQ checkpoints padded to 29,696 (QwenLM/Qwen3-VL#230, #231), the width of
     # Qwen2.5-72B-Instruct-AWQ: TP 4: down 7,424 = 58 x 128, gate_up 14,848 = 232 x 64; TP 8: 3,712 = 29 x 128,
     # gate_up 7,424 = 116 x 64

@@ -127,7 +127,9 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
                   and q.get("checkpoint_format") != "marlin" and not q.get("is_marlin_format"))
         return Kernel("gptq_marlin", group, pack, bool(q.get("desc_act"))) if marlin else None
     if method == "awq":
-        marlin = sm >= 80 and bits == 4 and q.get("zero_point") is True and group in _GROUPS
+        # is_awq_marlin_compatible reads "bits" / "group_size" only; AutoAWQ's w_bit / q_group_size reach AWQConfig
+        # (get_from_keys(["w_bit", "bits"])) but not Marlin
+        marlin = (sm >= 80 and q.get("bits") == 4 and q.get("zero_point") is True and q.get("group_size") in _GROUPS)
         return Kernel("awq_marlin" if marlin else "awq", group, pack)
     return None
 
