@@ -3,8 +3,9 @@ in the wheel: awq/awq.py AWQMarlinConfig.get_quant_method judges Marlin on the w
 runs in LinearBase.__init__ before the per-rank sizes exist), then AWQMarlinLinearScheme.create_weights calls
 marlin_utils.py verify_marlin_supports_shape on the rank's sizes (output % min_thread_n 64, input % min_thread_k 128);
 gptq_marlin checks no shape at build, but gptq_marlin_repack.cuh refuses size_k % 16 / size_n % 64 after loading and
-gptq_marlin.cuh has no thread tile for K % 64 with N % 128 or K % 128 with N % 64 at the first forward (run at start-up: decode CUDA graph capture or the server warmup),
-after gptq_marlin_gemm's size_k % num_groups check (a rank holds K // group_size scale rows without desc_act); FP8 weights on
+gptq_marlin.cuh has no thread tile for K % 64 with N % 128 or K % 128 with N % 64 at the first forward (run at
+start-up: decode CUDA graph capture or the server warmup), after gptq_marlin_gemm's size_k % num_groups check (a
+rank holds K // group_size scale rows without desc_act); FP8 weights on
 an SM 8.0-8.8 card go through the same repack (marlin_utils_fp8.py prepare_fp8_layer_for_marlin). Every value below
 is worked by hand from those rules, each against a public figure where one is cited.
 """
