@@ -3,7 +3,9 @@ in the wheel: awq/awq.py AWQMarlinConfig.get_quant_method judges Marlin on the w
 runs in LinearBase.__init__ before the per-rank sizes exist), then AWQMarlinLinearScheme.create_weights calls
 marlin_utils.py verify_marlin_supports_shape on the rank's sizes (output % min_thread_n 64, input % min_thread_k 128);
 gptq_marlin checks no shape at build, but gptq_marlin_repack.cuh refuses size_k % 16 / size_n % 64 after loading and
-gptq_marlin.cuh has no thread tile for K % 64 with N % 128 or K % 128 with N % 64 at the first forward; FP8 weights on
+gptq_marlin.cuh has no thread tile for K % 64 with N % 128 or K % 128 with N % 64 at the first forward (run at
+start-up: decode CUDA graph capture or the server warmup), after gptq_marlin_gemm's size_k % num_groups check (a
+rank holds K // group_size scale rows without desc_act); FP8 weights on
 an SM 8.0-8.8 card go through the same repack (marlin_utils_fp8.py prepare_fp8_layer_for_marlin). Every value below
 is worked by hand from those rules, each against a public figure where one is cited.
 """
@@ -51,6 +53,12 @@ def test_qwen2_72b_awq_unpadded_refused_at_tp_2_4_8(tmp_path):
     line = refused_line(path, *H100, "--tp", "8")
     assert "'Weight output_size_per_partition = 7392 is not divisible by  min_thread_n = 64.'" in line
     assert "Qwen2MLP.gate_up_proj" in line
+    # an AutoAWQ-style config (w_bit / q_group_size): awq.py is_awq_marlin_compatible reads only bits / group_size,
+    # so plain AWQ serves it (AWQConfig.from_config takes w_bit): TP 2 down_proj input 14,784 = 115 x 128 + 64 is not
+    # a multiple of group_size 128 -> awq_linear.py's 'The input size is not aligned ...', not Marlin's message
+    autoawq = {"w_bit": 4, "q_group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True}
+    line = refused_line(_qwen72(tmp_path, autoawq, 29568, "q72autoawq.json"), *H100, "--tp", "2")
+    assert "'The input size is not aligned with the quantized weight shape.'" in line and "14,784 inputs" in line
     # Qwen re-released the 72B AWQ / GPTQ checkpoints padded to 29,696 (QwenLM/Qwen3-VL#230, #231), the width of
     # Qwen2.5-72B-Instruct-AWQ: TP 4: down 7,424 = 58 x 128, gate_up 14,848 = 232 x 64; TP 8: 3,712 = 29 x 128,
     # gate_up 7,424 = 116 x 64
@@ -77,12 +85,27 @@ def test_qwen2_72b_gptq_marlin_repack_and_tile(tmp_path):
     # TP 8: gate_up_proj 2 x 29,568 / 8 = 7,392 outputs, 7,392 % 64 = 32: gptq_marlin_repack.cuh after loading
     line = refused_line(path, *H100, "--tp", "8")
     assert "'size_n = 7392 is not divisible by tile_n_size = 64'" in line and "gptq_marlin_repack.cuh" in line
-    # TP 4: repacks (gate_up 14,784 = 231 x 64; down_proj K 7,392 = 462 x 16) but the down_proj's K 7,392 is
-    # 115 x 64 + 32: no (thread_k, thread_n) tile divides it -> "Invalid thread config" at the first forward
+    # TP 4: repacks (gate_up 14,784 = 231 x 64; down_proj K 7,392 = 462 x 16), but without desc_act the rank holds
+    # 7,392 // 128 = 57 scale rows (7,392 = 57 x 128 + 96; gptq_marlin.py create_weights) and gptq_marlin.cuh
+    # gptq_marlin_gemm wants size_k % num_groups: 7,392 = 129 x 57 + 39 -> fails at start-up's first forward
     line = refused_line(path, *H100, "--tp", "4")
-    assert "'Invalid thread config' at the first forward" in line and "7,392 in x 8,192 out" in line
-    # TP 2: K 14,784 = 231 x 64 with N 8,192 = 64 x 128: the (64, 128) tile; gate_up K 8,192 = 64 x 128: builds
-    assert estimate_json(path, *H100, "--tp", "2")["capacity"]["tp"] == 2
+    assert "'size_k = 7392, is not divisible by num_groups = 57' at start-up's first forward" in line
+    assert "7,392 in x 8,192 out" in line and "fails before it serves" in line
+    # TP 2: K 14,784 = 115 x 128 + 64 -> 115 scale rows, 14,784 = 128 x 115 + 64: refused the same way (the tile
+    # alone, K 14,784 = 231 x 64 with N 8,192, would run)
+    assert "'size_k = 14784, is not divisible by num_groups = 115'" in refused_line(path, *H100, "--tp", "2")
+    # with desc_act the scales stay whole on every rank and the down_proj's K is not full (marlin_utils.py
+    # marlin_repeat_scales_on_all_ranks / marlin_is_k_full): group_size 0, no num_groups check. TP 4: K 7,392 =
+    # 115 x 64 + 32 fits no (thread_k, thread_n) tile -> "Invalid thread config"; TP 2: (64, 128) tile, builds
+    act = _qwen72(tmp_path, dict(GPTQ, desc_act=True), 29568, "q72gptq_act.json")
+    line = refused_line(act, *H100, "--tp", "4")
+    assert "'Invalid thread config' at start-up's first forward" in line and "7,392 in x 8,192 out" in line
+    assert estimate_json(act, *H100, "--tp", "2")["capacity"]["tp"] == 2
+    # Qwen2.5-72B-Instruct-GPTQ-Int4's padded 29,696 = 232 x 128: TP 2 / 4 / 8 give K 14,848 / 7,424 / 3,712, all
+    # multiples of 128 (116 / 58 / 29 groups), gate_up N 29,696 / 14,848 / 7,424 multiples of 64: builds
+    padded = _qwen72(tmp_path, GPTQ, 29696, "q25gptq.json")
+    for tp in (2, 4, 8):
+        assert estimate_json(padded, *H100, "--tp", str(tp))["capacity"]["tp"] == tp
 
 
 def test_glm45_air_fp8_on_marlin_below_sm89(tmp_path):
@@ -138,6 +161,15 @@ def test_qwen2_72b_compressed_tensors_w8a16_tile(tmp_path):
     line = refused_line(path, *A100, "--tp", "4")
     assert "compressed-tensors WNA16 on Marlin: 'Invalid thread config'" in line and "7,392 in x 8,192 out" in line
     assert estimate_json(path, *A100, "--tp", "2")["capacity"]["tp"] == 2
+    # grouped by 128 (W4A16, no actorder): compressed_tensors_wNa16.py CompressedTensorsWNA16.create_weights asserts
+    # input_size_per_partition % group_size == 0 at build: TP 2 K 14,784 = 115 x 128 + 64 -> refused at build
+    w4a16 = json.loads(json.dumps(w8a16))
+    w4a16["config_groups"]["group_0"]["weights"].update(num_bits=4, strategy="group", group_size=128)
+    line = refused_line(_qwen72(tmp_path, w4a16, 29568, "q72w4a16.json"), *A100, "--tp", "2")
+    assert "AssertionError 'assert input_size_per_partition % group_size == 0'" in line and "14,784 in" in line
+    assert "fails before it serves" not in line  # a build error, not a later one
+    # the padded 29,696: K 14,848 = 116 x 128 at TP 2: builds
+    assert estimate_json(_qwen72(tmp_path, w4a16, 29696, "q25w4a16.json"), *A100, "--tp", "2")["capacity"]["tp"] == 2
 
 
 def test_modelopt_nvfp4_down_proj_input_multiple_of_16(tmp_path):

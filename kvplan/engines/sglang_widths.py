@@ -227,7 +227,7 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
                     "shared experts' intermediate size", block, quant) if moe and family.shared else None))
     if not why and kern:  # built: the repack after loading, then the first forward (sglang_widths_quant)
         late = quant_refusal(kern, built)
-        why = f"SGLang 0.5.23 builds the MLPs but fails later: {late}" if late else None
+        why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 
 

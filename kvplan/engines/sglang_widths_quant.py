@@ -12,7 +12,10 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
   hardware_backend/gpu/quantization/gptq_kernels.py GPTQMarlinLinearKernel.process_weights_after_loading calls
   check_marlin_supports_shape and drops its answer; it then repacks the weight: kernels/jit/csrc/gemm/marlin/
   gptq_marlin_repack.cuh needs size_k (input per rank) % tile_k_size 16 and size_n (output per rank) % tile_n_size
-  64 ("size_n = N is not divisible by tile_n_size = 64"), a RuntimeError once the weights are loaded. A layer that
+  64 ("size_n = N is not divisible by tile_n_size = 64"), a RuntimeError once the weights are loaded. The first
+  forward runs at start-up (forward_error's _FIRST_FORWARD). Without desc_act a rank holds input_size_per_partition
+  // group_size scale rows (GPTQMarlinLinearScheme.create_weights), and gptq_marlin.cuh gptq_marlin_gemm checks
+  "size_k = K, is not divisible by num_groups = G" before any tile. A layer that
   repacks still needs a Marlin thread tile dividing it at the first forward (gptq_marlin.cuh: every entry of
   small_batch_thread_configs / large_batch_thread_configs is (thread_k, thread_n) (128, 128), (64, 128), (128, 64)
   or (64, 256), is_valid_config wants K % thread_k == 0 and N % thread_n == 0; with none the RuntimeCheck
@@ -20,7 +23,8 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
 - compressed-tensors WNA16 (ct_wna16: every config group int 4 / 8-bit weights by group or channel, no input
   quantization, format pack-quantized: compressed_tensors.py _is_wNa16_group_channel; min capability 80):
   compressed_tensors_wNa16.py CompressedTensorsWNA16.process_weights_after_loading drops check_marlin_supports_shape's
-  answer too and repacks with gptq_marlin_repack: the same repack and thread tile checks as gptq_marlin.
+  answer too and repacks with gptq_marlin_repack: the same repack and thread tile checks as gptq_marlin. Grouped
+  without actorder "group", its create_weights asserts input_size_per_partition % group_size == 0 at build.
 - awq_marlin: AWQMarlinConfig.get_quant_method asks marlin_utils.py check_marlin_supports_layer from
   layers/linear.py LinearBase.__init__, before ColumnParallelLinear / RowParallelLinear set the per-rank sizes, so
   it sees the whole layer (output % min_thread_n 64, input % min_thread_k 128, input % group_size); a whole layer
@@ -81,10 +85,11 @@ _TILED = ("gptq_marlin", "ct_wna16")  # their forward's Marlin tile is checked (
 class Kernel(NamedTuple):
     """How SGLang 0.5.23 serves a checkpoint's linear layers: "gptq_marlin", "ct_wna16", "awq_marlin", "awq",
     "fp8_marlin", "nvfp4" or "nvfp4_a16" (group: the alignment 16 there),
-    with the group size and the ints' pack factor (GPTQ / AWQ)."""
+    with the group size and the ints' pack factor (GPTQ / AWQ; compressed-tensors WNA16: its group)."""
     kind: str
     group: int = -1
     pack: int = 1
+    act_order: bool = False  # GPTQ desc_act / compressed-tensors actorder "group": scales whole on every rank
 
 
 def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | None:
@@ -110,7 +115,7 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
         nvfp4 = mo is not None and mo.algo in _NVFP4 and quantized(mo, "mlp.down_proj", range(mo.layers))
         return Kernel(_NVFP4[mo.algo], 16) if nvfp4 else None
     if method == "compressed-tensors" and sm >= 80 and _int_weight_only(q):
-        return Kernel("ct_wna16")
+        return _ct_wna16(q)
     if method in ("fp8", "compressed-tensors"):
         return Kernel("fp8_marlin") if 80 <= sm < 89 and _fp8_weights(q, method) else None
     bits, group = q.get("bits", q.get("w_bit")), q.get("group_size", q.get("q_group_size"))
@@ -120,9 +125,11 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
     if method == "gptq":  # below SM 8.0 engines/sglang_sm7.py refuses it; non-Marlin GPTQ is not modelled
         marlin = (sm >= 80 and q.get("sym") is True and group in _GROUPS and q.get("desc_act") is not None
                   and q.get("checkpoint_format") != "marlin" and not q.get("is_marlin_format"))
-        return Kernel("gptq_marlin", group, pack) if marlin else None
+        return Kernel("gptq_marlin", group, pack, bool(q.get("desc_act"))) if marlin else None
     if method == "awq":
-        marlin = sm >= 80 and bits == 4 and q.get("zero_point") is True and group in _GROUPS
+        # is_awq_marlin_compatible reads "bits" / "group_size" only; AutoAWQ's w_bit / q_group_size reach AWQConfig
+        # (get_from_keys(["w_bit", "bits"])) but not Marlin
+        marlin = (sm >= 80 and q.get("bits") == 4 and q.get("zero_point") is True and q.get("group_size") in _GROUPS)
         return Kernel("awq_marlin" if marlin else "awq", group, pack)
     return None
 
@@ -137,6 +144,16 @@ def _fp8_weights(q: dict, method: str) -> bool:
         return False
     return all(isinstance(g, dict) and isinstance(g.get("weights"), dict) and g["weights"].get("type") == "float"
                and g["weights"].get("num_bits") == 8 for g in groups.values())
+
+
+def _ct_wna16(q: dict) -> Kernel:
+    """CompressedTensorsWNA16's group (compressed_tensors_wNa16.py __init__: group_size, -1 by channel; has_g_idx
+    where actorder is "group"), where every config group agrees; else the group is left unknown (-1)."""
+    weights = [g["weights"] for g in q["config_groups"].values()]
+    groups = {w.get("group_size") if w.get("strategy") == "group" else -1 for w in weights}
+    orders = {w.get("actorder") == "group" for w in weights}
+    group = groups.pop() if len(groups) == 1 and len(orders) == 1 else -1
+    return Kernel("ct_wna16", group if isinstance(group, int) else -1, act_order=orders.pop() if group != -1 else False)
 
 
 def _int_weight_only(q: dict) -> bool:
@@ -198,6 +215,11 @@ def build_error(kern: Kernel, lin: Linear) -> str | None:
             return (f"AWQ on Marlin: {why} ({_per_rank(lin)}; the whole layer passed check_marlin_supports_layer in "
                     "awq/awq.py AWQMarlinConfig.get_quant_method, so no fallback; awq/schemes/awq_marlin.py "
                     "AWQMarlinLinearScheme.create_weights, marlin_utils.py verify_marlin_supports_shape)")
+    if kern.kind == "ct_wna16" and g > 0 and not kern.act_order and lin.k % g:
+        # create_weights: partition_scales (no g_idx, grouped) -> a bare assert
+        return (f"compressed-tensors WNA16: AssertionError 'assert input_size_per_partition % group_size == 0' "
+                f"({_per_rank(lin)}, {lin.k:,} not a multiple of group_size {g}; compressed_tensors_wNa16.py "
+                "CompressedTensorsWNA16.create_weights)")
     if kern.kind in ("awq", "awq_marlin"):  # plain AWQ, or awq_marlin's fallback for a whole layer Marlin refuses
         if g > 0 and lin.k % g:
             why = (f"'The input size is not aligned with the quantized weight shape.' ({lin.k:,} inputs a rank, not a "
@@ -226,12 +248,29 @@ def repack_error(kern: Kernel, lin: Linear) -> str | None:
     return f"{what}: {why} ({_per_rank(lin)}; {site} -> {_REPACK})"
 
 
+# SGLang runs forwards before it serves: the decode CUDA graph capture (model_runner_components/cuda_graph_setup.py
+# capture_cuda_graphs -> capture_decode_graph) and, without it, the server's warmup request (entrypoints/
+# http_server.py _execute_server_warmup: "Initialization failed. warmup error", kill_process_tree)
+_FIRST_FORWARD = "at start-up's first forward (decode CUDA graph capture, else the server warmup request)"
+
+
 def forward_error(kern: Kernel, lin: Linear) -> str | None:
-    """GPTQ on Marlin: no thread tile of gptq_marlin.cuh divides the layer a rank (module doc), None where one does."""
-    if kern.kind not in _TILED or (lin.k % 64 == 0 and lin.n % 128 == 0) or (lin.k % 128 == 0
-                                                                                and lin.n % 64 == 0):
+    """GPTQ on Marlin: the scales a rank do not split its input into whole groups, or no thread tile of
+    gptq_marlin.cuh divides the layer a rank (module doc); None where the gemm runs."""
+    if kern.kind not in _TILED:
         return None
-    return (f"{_MARLIN_SITES[kern.kind][0]}: 'Invalid thread config' at the first forward ({_per_rank(lin)}: no Marlin tile "
+    g, what = kern.group, _MARLIN_SITES[kern.kind][0]
+    groups = lin.k // g if g > 0 and not kern.act_order else 0
+    if kern.kind == "gptq_marlin" and lin.k % g and groups > 1 and lin.k % groups:
+        # gptq_marlin.py create_weights gives a rank input_size_per_partition // group_size scale rows (no desc_act);
+        # gptq_marlin.cuh gptq_marlin_gemm derives group_size = size_k / num_groups before any thread tile
+        return (f"{what}: 'size_k = {lin.k}, is not divisible by num_groups = {groups}' {_FIRST_FORWARD} "
+                f"({_per_rank(lin)}, {lin.k:,} not a multiple of group_size {g}: {groups} scale groups a rank, "
+                "gptq/schemes/gptq_marlin.py GPTQMarlinLinearScheme.create_weights; kernels/jit/csrc/gemm/marlin/"
+                "gptq_marlin.cuh gptq_marlin_gemm)")
+    if (lin.k % 64 == 0 and lin.n % 128 == 0) or (lin.k % 128 == 0 and lin.n % 64 == 0):
+        return None
+    return (f"{what}: 'Invalid thread config' {_FIRST_FORWARD} ({_per_rank(lin)}: no Marlin tile "
             "(thread_k, thread_n) of (128, 128), (64, 128), (128, 64), (64, 256) divides it; "
             "kernels/jit/csrc/gemm/marlin/gptq_marlin.cuh is_valid_config, small_batch_thread_configs / "
             "large_batch_thread_configs)")
