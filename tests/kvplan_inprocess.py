@@ -50,3 +50,15 @@ def refused_line(*args: str) -> str:
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), out.stderr
     return lines[0]
+
+
+def bundled_variant(tmp_path, bundled: str, name: str = "config.json", **fields) -> str:
+    """A bundled model's config.json with `fields` set (a real shape with one width changed, a quantization_config
+    added), written as tmp_path / name; its path."""
+    import json
+
+    from kvplan.sources import bundled_config, bundled_index
+
+    path = tmp_path / name
+    path.write_text(json.dumps(dict(bundled_config(bundled_index()[bundled]), **fields)))
+    return str(path)

@@ -13,18 +13,10 @@ from __future__ import annotations
 
 import json
 
-from kvplan_inprocess import estimate_json, refused_line
+from kvplan_inprocess import estimate_json, refused_line, bundled_variant
 
 SGLANG = ("--gpu", "h200", "--context", "4k", "--engine", "sglang")
 FP8_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
-
-
-def _config(tmp_path, bundled: str, name: str = "config.json", **fields) -> str:
-    from kvplan.sources import bundled_config, bundled_index
-
-    path = tmp_path / name
-    path.write_text(json.dumps(dict(bundled_config(bundled_index()[bundled]), **fields)))
-    return str(path)
 
 
 def test_deepseek_r1_fp8_at_tp32_dense_mlp(tmp_path):
@@ -50,7 +42,7 @@ def test_glm47_fp8_at_tp32_experts_then_shared_then_deepep(tmp_path):
     # 3 x 128 passes). Without --ep the routed experts refuse first; with --ep (160 experts / 32 = 5 a GPU) they
     # are whole and the shared experts' Glm4MoeMLP (1,536 x 1) over 32 gives the issue's output_partition_size 48;
     # DeepEP builds the shared experts whole (the issue's answer): it builds. TP 4: 1,536 / 4 = 384 = 3 x 128
-    path = _config(tmp_path, "glm-4.7", quantization_config=FP8_BLOCK)
+    path = bundled_variant(tmp_path, "glm-4.7", quantization_config=FP8_BLOCK)
     assert "weight = 48 is not divisible by weight quantization block_n = 128" in refused_line(
         path, *SGLANG, "--tp", "32")
     line = refused_line(path, *SGLANG, "--tp", "32", "--ep")
@@ -82,11 +74,11 @@ def test_width_2112_at_tp16_and_bare_assert(tmp_path):
     # inclusionAI/humming#69 (Kimi-K3 FP8, SGLang 0.5.17, TP 16): output_partition_size 2,112 = 16.5 x 128, i.e. a
     # merged width of 2,112 x 16 = 33,792; here on a DeepSeek-V3 dense MLP of that width (Kimi-K3's own config and
     # kimi_k3.py are not modelled), TP 8: 4,224 = 33 x 128
-    path = _config(tmp_path, "deepseek-v3", intermediate_size=33792)
+    path = bundled_variant(tmp_path, "deepseek-v3", intermediate_size=33792)
     assert "output_partition_size = 2112 is not divisible" in refused_line(path, *SGLANG, "--tp", "16")
     assert estimate_json(path, *SGLANG, "--tp", "8")["capacity"]["tp"] == 8
     # a bf16 Qwen2.5-7B with intermediate_size 18,950: 18,950 % 4 = 2 -> MergedColumnParallelLinear's assert
-    dense = _config(tmp_path, "qwen2.5-7b", "dense.json", intermediate_size=18950)
+    dense = bundled_variant(tmp_path, "qwen2.5-7b", "dense.json", intermediate_size=18950)
     line = refused_line(dense, *SGLANG, "--tp", "4")
     assert "18,950 % 4 = 2" in line and "qwen2.py Qwen2MLP.gate_up_proj" in line
     assert estimate_json(dense, *SGLANG, "--tp", "2")["capacity"]["tp"] == 2
@@ -95,7 +87,7 @@ def test_width_2112_at_tp16_and_bare_assert(tmp_path):
 def test_sm100_flashinfer_trtllm_pads_qwen3_moe_experts(tmp_path):
     # Qwen3-30B-A3B FP8: moe_intermediate 768 / 8 = 96 a rank: H200 (SM 9.0, Triton runner) refuses; B200 (SM 10.0)
     # runs flashinfer_trtllm by default for Qwen3MoeForCausalLM, which pads 96 up to 128: builds
-    path = _config(tmp_path, "qwen3-30b-a3b", quantization_config=FP8_BLOCK)
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=FP8_BLOCK)
     assert "weight = 96 is not divisible" in refused_line(path, *SGLANG, "--tp", "8")
     b200 = ("--gpu", "b200", *SGLANG[2:])
     assert estimate_json(path, *b200, "--tp", "8")["capacity"]["tp"] == 8
@@ -107,7 +99,7 @@ def test_sm100_flashinfer_trtllm_block_check_on_the_padded_width(tmp_path):
     # 768 / 8 = 96 a rank, which FusedMoE.__init__ rounds up to 128 before Fp8MoEMethod.create_fp8_moe_weight_ checks
     # it, so SGLang raises on 128 (128 % 96 = 32), not on the unpadded 96 (a multiple of 96, which H200 builds)
     block96 = dict(FP8_BLOCK, weight_block_size=[96, 96])
-    path = _config(tmp_path, "qwen3-30b-a3b", quantization_config=block96)
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=block96)
     b200 = ("--gpu", "b200", *SGLANG[2:])
     line = refused_line(path, *b200, "--tp", "8")
     assert "'The output_size of gate's and up's weight = 128 is not divisible by weight quantization block_n = 96.'" \
@@ -119,7 +111,7 @@ def test_fit_screens_sglang_split_per_card(tmp_path):
     from kvplan.fit.search import FitRequest, search
 
     # GLM-4.7 FP8 on H200: TP 8 (1,536 / 8 = 192 = 128 + 64) refused by the experts' block check; TP 4 (384) fits
-    path = _config(tmp_path, "glm-4.7", quantization_config=FP8_BLOCK)
+    path = bundled_variant(tmp_path, "glm-4.7", quantization_config=FP8_BLOCK)
     req = FitRequest(path, 4096, 1, tuple(parse_gpus("h200")), max_gpus=8, engine="sglang")
     result = search(req, verify_top=1)
     by_split = {(c.tp, c.pp): c for c in result.candidates if c.kv_dtype == "bf16" and c.dp == 1}

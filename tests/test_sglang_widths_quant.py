@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from kvplan_inprocess import estimate_json, refused_line
+from kvplan_inprocess import estimate_json, refused_line, bundled_variant
 
 AWQ = {"bits": 4, "group_size": 128, "modules_to_not_convert": None, "quant_method": "awq", "version": "gemm",
        "zero_point": True}  # Qwen/Qwen2.5-72B-Instruct-AWQ's quantization_config
@@ -24,17 +24,9 @@ H100 = ("--gpu", "h100", "--context", "4k", "--engine", "sglang")
 A100 = ("--gpu", "a100", "--context", "4k", "--engine", "sglang")
 
 
-def _config(tmp_path, bundled: str, name: str, **fields) -> str:
-    from kvplan.sources import bundled_config, bundled_index
-
-    path = tmp_path / name
-    path.write_text(json.dumps(dict(bundled_config(bundled_index()[bundled]), **fields)))
-    return str(path)
-
-
 def _qwen72(tmp_path, quant: dict, intermediate: int, name: str) -> str:
     # Qwen2-72B-Instruct's text shape (hidden 8,192, 64 heads / 8 KV heads, 80 layers) on the qwen2.5-7b spec
-    return _config(tmp_path, "qwen2.5-7b", name, hidden_size=8192, intermediate_size=intermediate,
+    return bundled_variant(tmp_path, "qwen2.5-7b", name, hidden_size=8192, intermediate_size=intermediate,
                    num_attention_heads=64, num_key_value_heads=8, num_hidden_layers=80, vocab_size=152064,
                    torch_dtype="float16", quantization_config=quant)
 
@@ -67,7 +59,7 @@ def test_qwen2_72b_awq_unpadded_refused_at_tp_2_4_8(tmp_path):
         assert estimate_json(path, *H100, "--tp", str(tp))["capacity"]["tp"] == tp
     # Qwen3-32B-AWQ (hidden 5,120, intermediate 25,600): TP 2: 12,800 = 100 x 128; TP 4: 6,400 = 50 x 128; the
     # gate_up_proj 25,600 / 12,800 outputs a rank, multiples of 64
-    qwen = _config(tmp_path, "qwen3-8b", "q32awq.json", hidden_size=5120, intermediate_size=25600,
+    qwen = bundled_variant(tmp_path, "qwen3-8b", "q32awq.json", hidden_size=5120, intermediate_size=25600,
                    num_attention_heads=64, num_key_value_heads=8, num_hidden_layers=64, quantization_config=AWQ)
     for tp in (2, 4):
         assert estimate_json(qwen, *H100, "--tp", str(tp))["capacity"]["tp"] == tp
@@ -77,7 +69,7 @@ def test_qwen2_72b_gptq_marlin_repack_and_tile(tmp_path):
     # a GPTQ-Int4 Llama-3.1-8B (intermediate 14,336, hidden 4,096): TP 2 / 4 / 8 give down_proj 7,168 / 3,584 /
     # 1,792 inputs, all multiples of 128 (repack % 16 and a (128, 64) tile); gate_up 14,336 / 7,168 / 3,584
     # outputs (2 x 14,336 / TP), multiples of 64, with K 4,096 = 32 x 128: builds
-    llama = _config(tmp_path, "llama-3.1-8b", "l8gptq.json", quantization_config=GPTQ, torch_dtype="float16")
+    llama = bundled_variant(tmp_path, "llama-3.1-8b", "l8gptq.json", quantization_config=GPTQ, torch_dtype="float16")
     for tp in (2, 4, 8):
         assert estimate_json(llama, *H100, "--tp", str(tp))["capacity"]["tp"] == tp
     # gptq_marlin (4-bit, sym, group 128, desc_act given, an SM 9.0 card) on the unpadded 29,568:
@@ -118,7 +110,7 @@ def test_glm45_air_fp8_on_marlin_below_sm89(tmp_path):
                    "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False},
                    "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True}}}}
     for quant in ({"quant_method": "fp8", "activation_scheme": "dynamic"}, channel):
-        path = _config(tmp_path, "glm-4.5-air", "air.json", quantization_config=quant)
+        path = bundled_variant(tmp_path, "glm-4.5-air", "air.json", quantization_config=quant)
         line = refused_line(path, *A100, "--tp", "4")
         assert "'size_n = 5472 is not divisible by tile_n_size = 64'" in line
         assert "glm4_moe.py Glm4MoeMLP.gate_up_proj" in line and "prepare_fp8_layer_for_marlin" in line
@@ -143,7 +135,7 @@ def test_qwen3_next_and_qwen35_moe_shared_experts(tmp_path):
     assert "Qwen2MoeSparseMoeBlock.shared_expert" in line
     # qwen3_next.py asks for the CUDA fusion: a shared width unlike the routed one (1,000 vs 512, constructed) is not
     # fusable (qwen2_moe.py can_fuse_shared_expert) and splits over TP 8: 1,000 % 8 = 0, 125 fits no 128 block
-    nxt = _config(tmp_path, "qwen3-next-80b-a3b", "next.json", shared_expert_intermediate_size=1000,
+    nxt = bundled_variant(tmp_path, "qwen3-next-80b-a3b", "next.json", shared_expert_intermediate_size=1000,
                   quantization_config=fp8)
     line = refused_line(nxt, *H100, "--tp", "8", "--ep")
     assert "output_partition_size = 125 is not divisible" in line and "qwen3_next.py" in line
@@ -177,12 +169,12 @@ def test_modelopt_nvfp4_down_proj_input_multiple_of_16(tmp_path):
     # input 7,176 = 448 x 16 + 8 -> ModelOptFp4LinearMethod.create_weights' ValueError; TP 1: 14,352 % 16 == 0;
     # TP 4: 14,352 / 4 = 3,588 = 224 x 16 + 4 -> refused too, and W4A16_NVFP4 words it its own way
     nvfp4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head"]}
-    path = _config(tmp_path, "llama-3.1-8b", "l8nvfp4.json", intermediate_size=14352, quantization_config=nvfp4)
+    path = bundled_variant(tmp_path, "llama-3.1-8b", "l8nvfp4.json", intermediate_size=14352, quantization_config=nvfp4)
     line = refused_line(path, *H100, "--tp", "2")
     assert "'Unsupported model when in features size is not multiple of 16'" in line
     assert "llama.py LlamaMLP.down_proj: 7,176 in" in line
     assert estimate_json(path, *H100)["capacity"]["tp"] == 1
-    a16 = _config(tmp_path, "llama-3.1-8b", "l8a16.json", intermediate_size=14352,
+    a16 = bundled_variant(tmp_path, "llama-3.1-8b", "l8a16.json", intermediate_size=14352,
                   quantization_config=dict(nvfp4, quant_algo="W4A16_NVFP4"))
     assert "'Unsupported model when input feature size is not a multiple of 16'" in refused_line(
         a16, *H100, "--tp", "4", "--weights", "6GB")  # kvplan sizes no W4A16_NVFP4 weights itself

@@ -25,21 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from kvplan_inprocess import estimate_json, refused_line
+from kvplan_inprocess import estimate_json, refused_line, bundled_variant
 
 VLLM = ("--gpu", "h200", "--context", "4k", "--engine", "vllm")
 # nvidia/Qwen3-32B-NVFP4's hf_quant_config.json (tests/data/hf_quant_config, see tests/test_hf_quant_config.py):
 # NVFP4, group 16, exclude_modules ["lm_head"]
 NVFP4_FILE = Path(__file__).resolve().parent / "data" / "hf_quant_config" / "qwen3-32b-nvfp4.json"
 NVFP4 = json.loads(NVFP4_FILE.read_text())
-
-
-def _config(tmp_path, bundled: str, name: str = "config.json", **fields) -> str:
-    from kvplan.sources import bundled_config, bundled_index
-
-    path = tmp_path / name
-    path.write_text(json.dumps(dict(bundled_config(bundled_index()[bundled]), **fields)))
-    return str(path)
 
 
 def _folder(tmp_path, bundled: str, quant: dict, name: str = "ckpt", **fields) -> str:
@@ -77,13 +69,13 @@ def test_fp8_pb_wo_down_proj_and_o_proj_need_128_a_rank(tmp_path):
     # FP8_PB_WO weights: given (--weights)
     weights = ("--weights", "16GB")
     pb_wo = {"quant_method": "modelopt", "quant_algo": "FP8_PB_WO", "ignore": ["lm_head"]}
-    path = _config(tmp_path, "qwen2.5-7b", intermediate_size=29568, quantization_config=pb_wo)
+    path = bundled_variant(tmp_path, "qwen2.5-7b", intermediate_size=29568, quantization_config=pb_wo)
     line = refused_line(path, *VLLM, *weights, "--tp", "2")
     assert "'FP8_PB_WO requires in divisible by 128, got 14784'" in line and "KFp8Block128.create_weights" in line
     # constructed: Llama-3.1-8B with 28 query heads of 64 (head_dim 64) and 4 KV heads: o_proj input 28 x 64 =
     # 1,792; TP 4 -> 7 heads, 448 inputs a rank = 3 x 128 + 64 (the MLP's 14,336 / 4 = 3,584 = 28 x 128 is fine;
     # the attention is built first); TP 2 -> 896 = 7 x 128 and 7,168 = 56 x 128: planned
-    heads = _config(tmp_path, "llama-3.1-8b", "heads.json", num_attention_heads=28, num_key_value_heads=4,
+    heads = bundled_variant(tmp_path, "llama-3.1-8b", "heads.json", num_attention_heads=28, num_key_value_heads=4,
                     head_dim=64, quantization_config=pb_wo)
     line = refused_line(heads, *VLLM, *weights, "--tp", "4")
     assert "attention o_proj (llama.py LlamaAttention.o_proj) into 448 inputs a rank (1,792 / 4)" in line
@@ -96,12 +88,12 @@ def test_mxfp8_experts_need_32_a_rank(tmp_path):
     # MXFP8: TP 8 -> 98 a rank = 3 x 32 + 2 -> ModelOptMxFp8FusedMoE's ValueError. Under --ep the experts are
     # whole: 784 = 24 x 32 + 16, refused as well
     mxfp8 = {"quant_method": "modelopt", "quant_algo": "MXFP8", "ignore": ["lm_head", "*mlp.gate"]}
-    path = _config(tmp_path, "qwen3-30b-a3b", moe_intermediate_size=784, quantization_config=mxfp8)
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", moe_intermediate_size=784, quantization_config=mxfp8)
     line = refused_line(path, *VLLM, "--tp", "8")
     assert "MXFP8 experts' intermediate size of 784 into 98 a rank (784 / 8)" in line
     assert "'MXFP8 MoE requires intermediate_size_per_partition divisible by 32, got 98.'" in line
     assert "got 784." in refused_line(path, *VLLM, "--tp", "8", "--ep")
-    real = _config(tmp_path, "qwen3-30b-a3b", "real.json", quantization_config=mxfp8)
+    real = bundled_variant(tmp_path, "qwen3-30b-a3b", "real.json", quantization_config=mxfp8)
     assert estimate_json(real, *VLLM, "--tp", "8")["capacity"]["tp"] == 8
 
 

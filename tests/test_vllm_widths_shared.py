@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from kvplan_inprocess import estimate_json, refused_line
+from kvplan_inprocess import estimate_json, refused_line, bundled_variant
 
 VLLM = ("--gpu", "h200", "--context", "4k", "--engine", "vllm")
 FP8_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
@@ -34,14 +34,6 @@ CT_BLOCK = {"quant_method": "compressed-tensors", "format": "float-quantized", "
                                       "dynamic": True, "symmetric": True}}}}
 
 
-def _config(tmp_path, bundled: str, name: str = "config.json", **fields) -> str:
-    from kvplan.sources import bundled_config, bundled_index
-
-    path = tmp_path / name
-    path.write_text(json.dumps(dict(bundled_config(bundled_index()[bundled]), **fields)))
-    return str(path)
-
-
 def test_deepseek_v3_shared_expert_fp8_block_split_unless_sequence_parallel(tmp_path):
     # DeepSeek-V3 (FP8 block [128, 128], 128 MLA heads, hidden 7,168, dense intermediate 18,432, n_shared_experts 1)
     # with moe_intermediate_size 1,536: at TP 8 the dense layers get 18,432 / 8 = 2,304 = 18 x 128 (fine), the
@@ -49,7 +41,7 @@ def test_deepseek_v3_shared_expert_fp8_block_split_unless_sequence_parallel(tmp_
     # experts, whose 192 gcd(128, 128, 192, 7,168) = 64 >= 32 refines). TP 4: 4,608 = 36 x 128, 384 = 3 x 128: fine.
     # --tp 8 --dp 2 without --ep: the shared expert still split over TP 8 (192); with --ep (sequence-parallel MoE:
     # EP, tp 8 > 1, dp 2 > 1) DeepseekV2MLP gets disable_tp: whole, 1,536 = 12 x 128; experts whole under EP
-    path = _config(tmp_path, "deepseek-v3", moe_intermediate_size=1536)
+    path = bundled_variant(tmp_path, "deepseek-v3", moe_intermediate_size=1536)
     line = refused_line(path, *VLLM, "--tp", "8")
     assert "shared experts' down_proj (deepseek_v2.py DeepseekV2MoE.shared_experts" in line
     assert "'Weight input_size_per_partition = 192 is not divisible by weight quantization block_k = 128.'" in line
@@ -86,13 +78,13 @@ def test_step35_flash_shared_expert(tmp_path):
 def test_compressed_tensors_block_fp8_checks_gate_up_and_refines_no_expert_block(tmp_path):
     # Qwen2-72B's intermediate 29,568 on Qwen2.5-7B's shape, compressed-tensors FP8 block [128, 128], TP 2: 14,784 =
     # 115 x 128 + 64 a rank; no mismatch allowance for the merged gate_up_proj -> its column check fires first
-    dense = _config(tmp_path, "qwen2.5-7b", intermediate_size=29568, quantization_config=CT_BLOCK)
+    dense = bundled_variant(tmp_path, "qwen2.5-7b", intermediate_size=29568, quantization_config=CT_BLOCK)
     line = refused_line(dense, *VLLM, "--tp", "2")
     assert "'Weight output_partition_size = 14784 is not divisible by weight quantization block_n = 128.'" in line
     assert "compressed_tensors_w8a8_fp8.py" in line
     # Qwen3-30B-A3B (experts 768, hidden 2,048) at TP 4: 192 a rank. fp8.py refines it to 64 x 64 (accepted,
     # test_vllm_widths.py); compressed-tensors refines nothing: 192 % 128 = 64 -> gate / up refused. TP 2: 384 = 3 x 128
-    moe = _config(tmp_path, "qwen3-30b-a3b", "moe.json", quantization_config=CT_BLOCK)
+    moe = bundled_variant(tmp_path, "qwen3-30b-a3b", "moe.json", quantization_config=CT_BLOCK)
     line = refused_line(moe, *VLLM, "--tp", "4")
     assert ("'The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = "
             "128.'") in line and "CompressedTensorsW8A8Fp8MoEMethod" in line
@@ -102,12 +94,12 @@ def test_compressed_tensors_block_fp8_checks_gate_up_and_refines_no_expert_block
 def test_more_dense_families(tmp_path):
     # EXAONE-4.0-32B (exaone4: 40 query / 8 KV heads, intermediate 27,392 = 214 x 128) under FP8 block [128, 128]:
     # TP 8 -> 3,424 = 26 x 128 + 96, TP 4 -> 6,848 = 53 x 128 + 64: refused; TP 2 -> 13,696 = 107 x 128: fine
-    exaone = _config(tmp_path, "exaone-4.0-32b", quantization_config=FP8_BLOCK)
+    exaone = bundled_variant(tmp_path, "exaone-4.0-32b", quantization_config=FP8_BLOCK)
     line = refused_line(exaone, *VLLM, "--tp", "8")
     assert "exaone4.py Exaone4GatedMLP" in line and "input_size_per_partition = 3424 is not divisible" in line
     assert "input_size_per_partition = 6848 is not divisible" in refused_line(exaone, *VLLM, "--tp", "4")
     assert estimate_json(exaone, *VLLM, "--tp", "2")["capacity"]["tp"] == 2
     # InternLM2.5-7B (32 query / 8 KV heads) with intermediate_size 14,338 = 2 x 7,169: 14,338 % 4 = 2 at TP 4
-    internlm = _config(tmp_path, "internlm2.5-7b-chat", "internlm.json", intermediate_size=14338)
+    internlm = bundled_variant(tmp_path, "internlm2.5-7b-chat", "internlm.json", intermediate_size=14338)
     line = refused_line(internlm, *VLLM, "--tp", "4")
     assert "internlm2.py InternLM2MLP.gate_up_proj" in line and "14,338 % 4 = 2" in line
