@@ -117,3 +117,11 @@ def test_list_json_counts_a_dp_scenario_s_gpus(cli):
     # rag-128k: tp 4, no engine section: 4 GPUs
     assert {k: items["rag-128k"][k] for k in ("gpus", "tp", "pp", "dp", "engine")} == \
         {"gpus": 4, "tp": 4, "pp": 1, "dp": 1, "engine": None}
+
+
+def test_tp_ep_scenario_says_fit_searches_no_such_layout(tmp_path, cli):
+    # ep: true on dp 1 is vLLM's TP + EP; fit's options are tp x pp (experts by TP) and dp > 1 with EP (--dp-ep)
+    path = write(tmp_path, SGLANG.format(flag="").replace("  dp: 8\n", "  ep: true\n").replace("sglang", "vllm"))
+    code, out, err = cli("plan", path, "--fit")
+    assert code == 0, err
+    assert "deployment.ep without dp (TP + EP) is not a layout --fit searches" in " ".join(out.split())

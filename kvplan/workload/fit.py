@@ -57,6 +57,22 @@ def request_for(resolved, *, objective: str = "gpus") -> FitRequest:
     return replace(req, base_techniques=tuple(s.technique_specs), batch=s.concurrency)
 
 
+def _unsearched_layout(s) -> str | None:
+    """The scenario's own dp / ep where it is none of fit's layouts (fit/search.py _ep_of: a DP split places the
+    experts by expert, always outside SGLang; a TP / PP split by TP), said: fit searches its nearest, --dp-ep's."""
+    from ..request import engine_family
+
+    options = dict(s.options)
+    dp, ep = options.get("dp", 1), bool(options.get("ep"))
+    if ep and dp == 1:
+        return ("deployment.ep without dp (TP + EP) is not a layout --fit searches: its tp x pp options split the "
+                "routed experts by TP, its DP + EP options (--dp-ep) have dp > 1")
+    if dp > 1 and not ep and engine_family(options.get("engine", "ideal")) != "sglang":
+        return ("deployment.dp without ep is not a layout --fit searches: its DP options (--dp-ep) split the routed "
+                "experts by expert (--enable-expert-parallel)")
+    return None
+
+
 def fit_workflow(refs: list[str], *, explain: bool = False, top: int = 10) -> Report:
     """One fit report per scenario, joined; nothing meeting a scenario's budgets fails (exit 1) naming it."""
     from ..errors import BudgetExceeded
@@ -83,6 +99,9 @@ def fit_workflow(refs: list[str], *, explain: bool = False, top: int = 10) -> Re
         if unsearched:  # the engine section's max_model_len, max_num_seqs, kv_memory, emit: `kvplan fit` takes none
             report.lines.append(f"{', '.join(unsearched)} not used by --fit: `kvplan fit` takes no such option (each "
                                 "option's engine pool is planned at max_model_len = prompt + output)")
+        layout = _unsearched_layout(s)
+        if layout:
+            report.lines.append(layout)
         if s.gpu_memory_bytes is not None:
             report.lines.append("deployment.gpu_memory is ignored by --fit: the search uses each GPU kind's catalog memory")
         reports.append(report)
