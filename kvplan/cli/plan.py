@@ -13,7 +13,7 @@ from .options import FormatOpt
 def plan_command(
     scenarios: Annotated[Optional[List[str]], typer.Argument(help="Scenario .yaml files or bundled scenario names.", show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the bundled scenarios and exit.")] = False,
-    fit: Annotated[bool, typer.Option("--fit", help="Search GPU kinds, counts and TP/PP for the deployments that meet the scenario's budgets (as `kvplan fit`).")] = False,
+    fit: Annotated[bool, typer.Option("--fit", help="Search GPU kinds, counts and TP/PP (DP + EP too where the scenario has dp or ep: fit's --dp-ep) for the deployments that meet the scenario's budgets, with its engine and flags (as `kvplan fit`).")] = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Plan each scenario (model, GPUs, workload, techniques) and check its budgets.

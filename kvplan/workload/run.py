@@ -196,10 +196,13 @@ def list_report() -> Report:
             wanted = estimate_request(s).deployment
             gpus = wanted.tp * wanted.pp * wanted.dp
         rows.append([s.name, s.model, f"{gpus} x {s.gpu}", format_tokens(s.context_tokens), s.concurrency, s.description])
-        items.append({"name": s.name, "model": s.model, "gpu": s.gpu, "tp": s.tp, "pp": s.pp,
+        options = dict(s.options)  # dp and engine as written (SGLang's tp is its --tp: dp x the attention TP)
+        items.append({"name": s.name, "model": s.model, "gpu": s.gpu, "gpus": gpus, "tp": s.tp, "pp": s.pp,
+                      "dp": options.get("dp", 1), "engine": options.get("engine"),
                       "context_tokens": s.context_tokens, "concurrency": s.concurrency, "description": s.description})
     table = Table("bundled scenarios (kvplan plan NAME)", ["name", "model", "GPUs", "context", "concurrency", "description"], rows, {4})
     from ..reports import tidy
 
-    machine = tidy.records("scenarios", items, ["name", "model", "gpu", "tp", "pp", "context_tokens", "concurrency", "description"])
+    machine = tidy.records("scenarios", items, ["name", "model", "gpu", "gpus", "tp", "pp", "dp", "engine", "context_tokens",
+                                                 "concurrency", "description"])
     return Report({"schema_version": 1, "scenarios": items}, [table], tidy=machine)
