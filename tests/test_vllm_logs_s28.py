@@ -1,6 +1,8 @@
-"""vLLM's "Available KV cache memory" from one more public start that states the GPU (issue 14 item 6; collected
+"""vLLM's "Available KV cache memory" from three more public starts whose GPU is known (issue 14 item 6; collected
 Dec 2026, session 28, docs/engines.md "Error per log"): gpt-oss-120b on one Kaggle H100 with vLLM 0.11.2, quoted in
-full by a blog post that explains its own notebook's log (tests/data/vllm_logs/v0112_gpt_oss_120b_h100_kaggle_aimo3.log).
+full by a blog post that explains its own notebook's log (tests/data/vllm_logs/v0112_gpt_oss_120b_h100_kaggle_aimo3.log),
+and two vLLM 0.19.0 starts of Llama-3.1-8B-Instruct from one study's committed server logs, on an A100 40GB and on an
+H100 NVL (v0190_llama31_8b_fp16_*_smartgrid.log).
 
 Every expected figure is worked out by hand below from the published numbers, the model's shapes and the rules of
 the vllm_profile module doc (GiB = 2**30 B; a published x GiB enters as int(x x GiB) bytes):
@@ -103,3 +105,67 @@ def test_v0112_gpt_oss_120b_kaggle_pool_tokens_and_concurrency(cli):
     assert tokens["within_rounding"] is True
     conc = [f for name, f in figs.items() if name.startswith("Maximum concurrency")][0]
     assert conc["logged"] == "2.46x" and conc["predicted"] == "2.46x" and conc["within_rounding"] is True
+
+
+# Two starts of one study's Llama-3.1-8B-Instruct server (HPML6998-S26-Team13/hpml-assetopsbench-smart-grid-mcp), vLLM
+# 0.19.0, `vllm serve ... --dtype float16 --max-model-len 32768`, utilization 0.9 by default; the card of each run is
+# named by the project's compute-environment note (not by the log). fp16 and bf16 weigh the same: the bundled
+# checkpoint's 14.99 GiB (with the 32 MiB rotary table), the load's "14.99 GiB". 0.19's v1 sampler masks top-k/top-p
+# in place (Triton, from 0.17): sequences x 128,256 x 14 B. No CUDA-graph estimate is subtracted in 0.19 (printed,
+# not applied: "In v0.19, CUDA graph memory profiling will be enabled by default ..."). KV: 32 layers x 8 heads x 128
+# x 2 (K, V) x 2 B = 128 KiB a token, 2 MiB a 16-token block, one group: tokens = num_blocks x 16 (before 0.20.1).
+LLAMA_LOAD = int(14.99 * GIB)  # 16,095,389,941 B
+
+
+def test_v0190_llama31_8b_a100_40gb_gcp(cli):
+    # GCP a2-highgpu-1g, one A100-SXM4-40GB (39.50 GiB = 42,412,802,048 B): int(x 0.9) = 38,171,521,843 B.
+    # The A100 is below 70 GiB: 2,048 batched tokens, 256 sequences; sampler 256 x 128,256 x 14 = 459,669,504 B
+    # above the forward 2,048 x 4,096 x 26 = 218,103,808 B. 38,171,521,843 - 16,095,389,941 - 459,669,504
+    # - 139,586,437 = 21,476,875,961 B = 20.00 GiB against 19.92 logged: +0.41%
+    assert int(CATALOG["a100-40gb"].driver_bytes * 0.9) == 38_171_521_843
+    code, data, err = calibrate(cli, "v0190_llama31_8b_fp16_a100_40gb_gcp_smartgrid.log", "--model", "llama-3.1-8b",
+                                "--gpu", "a100-40gb")
+    assert code == 0, err
+    figs = figures(data)
+    logged = figs["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "19.92 GiB" and logged["predicted"] == "20.00 GiB"
+    assert 0.35 < logged["deviation_pct"] < 0.45
+    # 19.92 GiB is 19.915-19.925 GiB: 10,196-10,201 blocks of 2 MiB, 163,136-163,216 tokens; the logged 163,168 is
+    # 10,198 blocks, and 10,198 / (32,768 / 16 = 2,048 blocks a request) = 4.98x
+    assert int(19.915 * GIB) // 2**21 * 16 == 163_136 and int(19.925 * GIB) // 2**21 * 16 == 163_216
+    assert round(10_198 / 2_048, 2) == 4.98
+    tokens = figs["GPU KV cache size (tokens)"]
+    assert tokens["logged"] == "163,168" and "163,136-163,216" in tokens["predicted"] and tokens["within_rounding"]
+    spec = load_model("llama-3.1-8b")
+    est = predict_available(spec, total_bytes=CATALOG["a100-40gb"].driver_bytes, gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=2048, max_num_seqs=256, max_model_len=32768, version="0.19.0",
+                            gpu="a100-40gb", weight_bytes=LLAMA_LOAD)
+    assert est.activation_bytes == 256 * 128_256 * 14 == 459_669_504 and est.cuda_graph_bytes == 0
+    assert est.available_bytes == 38_171_521_843 - LLAMA_LOAD - 459_669_504 - NON_TORCH == 21_476_875_961
+
+
+def test_v0190_llama31_8b_h100_nvl_insomnia(cli):
+    # Columbia Insomnia node ins050, one H100 NVL (93.10 GiB = 99,965,363,814 B): int(x 0.9) = 89,968,827,432 B.
+    # 70 GiB or more: 8,192 batched tokens (printed), 1,024 sequences; sampler 1,024 x 128,256 x 14 = 1,838,678,016 B
+    # above the forward 8,192 x 4,096 x 26 = 872,415,232 B. 89,968,827,432 - 16,095,389,941 - 1,838,678,016
+    # - 139,586,437 = 71,895,173,038 B = 66.96 GiB against 66.59 logged: +0.55% (a cold torch.compile cache)
+    assert int(CATALOG["h100-nvl"].driver_bytes * 0.9) == 89_968_827_432
+    code, data, err = calibrate(cli, "v0190_llama31_8b_fp16_h100_nvl_insomnia_smartgrid.log", "--model",
+                                "llama-3.1-8b", "--gpu", "h100-nvl")
+    assert code == 0, err
+    figs = figures(data)
+    logged = figs["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "66.59 GiB" and logged["predicted"] == "66.96 GiB"
+    assert 0.5 < logged["deviation_pct"] < 0.6
+    # 66.59 GiB is 66.585-66.595 GiB: 34,091-34,096 blocks, 545,456-545,536 tokens; the logged 545,456 is 34,091
+    # blocks, and 34,091 / 2,048 = 16.646 -> 16.65x
+    assert int(66.585 * GIB) // 2**21 * 16 == 545_456 and int(66.595 * GIB) // 2**21 * 16 == 545_536
+    assert round(34_091 / 2_048, 2) == 16.65
+    tokens = figs["GPU KV cache size (tokens)"]
+    assert tokens["logged"] == "545,456" and "545,456-545,536" in tokens["predicted"] and tokens["within_rounding"]
+    spec = load_model("llama-3.1-8b")
+    est = predict_available(spec, total_bytes=CATALOG["h100-nvl"].driver_bytes, gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, max_model_len=32768, version="0.19.0",
+                            gpu="h100-nvl", weight_bytes=LLAMA_LOAD)
+    assert est.activation_bytes == 1024 * 128_256 * 14 == 1_838_678_016 and est.cuda_graph_bytes == 0
+    assert est.available_bytes == 89_968_827_432 - LLAMA_LOAD - 1_838_678_016 - NON_TORCH == 71_895_173_038
