@@ -144,3 +144,18 @@ def test_h100_pcie_start_at_the_sxm_total(cli):
     fig = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
     assert fig["predicted"] == "54.43 GiB" and 0.60 < fig["deviation_pct"] < 0.66
     assert REQ_H100_SXM - FP16_LOAD - SAMPLER_1024 - NON_TORCH == 58_443_335_467
+
+
+def test_quantized_log_read_with_a_base_model_says_so(cli):
+    # The int8 W8A8 start's config line prints quantization=compressed-tensors; read with the bundled float16
+    # Llama-3.1-8B (no quantization_config) the "from the model" row sizes 14.99 GiB of float16 weights, not the
+    # logged 8.49: the row says why, and the fp16 start (quantization=None) gets no such line
+    code, data, err = calibrate(cli, "v0190_llama31_8b_w8a8_fp8kv_rtx_a6000_insomnia_smartgrid.log", "--model",
+                                "llama-3.1-8b", "--gpu", "rtx-a6000")
+    assert code == 0, err
+    said = [n for n in data["notes"] if n.startswith("the log names quantization=compressed-tensors but the model")]
+    assert len(said) == 1 and "give its own config.json with --model" in said[0]
+    code, data, err = calibrate(cli, "v0190_llama31_8b_fp16_a100_40gb_cold_gcp_smartgrid.log", "--model",
+                                "llama-3.1-8b", "--gpu", "a100-40gb")
+    assert code == 0, err
+    assert not [n for n in data["notes"] if "the log names quantization=" in n]

@@ -446,9 +446,12 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                 **(placed if weights is None else logged_placed))
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
+        unquantized = _quantized_log_unquantized_model(log, spec) if weights is None else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
                                   f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction",
-                                  brief="profile table below, 'available'"))
+                                  brief=unquantized or "profile table below, 'available'"))
+        if unquantized:
+            cal.notes.append(unquantized)
         cal.profiles.append((column, est))
         if est.extensible is not None and log.warmup_kv_gib is not None:
             # 0.34+: the log's "Available" line is the reserved capacity; the pool is measured after warmup
@@ -480,6 +483,20 @@ def _compare_terms(cal: Calibration, est) -> None:
     if logged.unexplained_gib is not None and abs(logged.unexplained_gib) > 0.03:
         cal.notes.append(f"the logged terms leave {logged.unexplained_gib:+.2f} GiB of the requested memory "
                          "unaccounted (more than the 2-decimal printing explains)")
+
+
+def _quantized_log_unquantized_model(log: VllmLog, spec) -> str | None:
+    """Why the model's weights do not size this start: the log's config line names a quantization (vllm_log.py's
+    "quantized" flag: quantization=... not None) and the model kvplan read has no quantization config (a base model
+    given with --model for a quantized checkpoint); None otherwise."""
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
+    from .vllm_load import raw_config
+
+    if not _has(log, "quantized") or checkpoint_quantization_config(raw_config(spec) or {}) is not None:
+        return None
+    return (f"the log names quantization={log.quantization} but the model read has no quantization config, so this row sizes unquantized "
+            "weights: for a quantized checkpoint give its own config.json with --model; an online --quantization "
+            "is not applied here (the row from the logged weights holds either way)")
 
 
 def _has(log: VllmLog, what: str) -> bool:

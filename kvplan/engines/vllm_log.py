@@ -95,6 +95,7 @@ class VllmLog:
     enable_eplb: bool | None = None
     num_redundant_experts: int | None = None  # eplb_config's num_redundant_experts (--num-redundant-experts before)
     mm_encoder_tp_mode: str | None = None
+    quantization: str | None = None  # the config line's quantization=... (or the args' 'quantization'), when not None
     other_dp_lines: int = 0  # lines of DP ranks other than 0, left out (each DP rank is its own engine core)
     kv_cache_dtype: str | None = None
     block_size: int | None = None
@@ -392,8 +393,10 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.draft_tp = _int(draft_tp.group(1)) if draft_tp else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
-    if re.search(r"quantization=(?!None)\w+|'quantization': '", text):
+    quantized = re.search(r"quantization=(?!None)([\w-]+)|'quantization': '([^']*)'", text)
+    if quantized:
         flags.append("quantized")
+        log.quantization = quantized.group(1) or quantized.group(2)
     log.flags = tuple(flags)
     return log
 
