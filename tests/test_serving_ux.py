@@ -94,7 +94,7 @@ def test_the_weights_row_names_the_vision_tower_it_counts(cli):
 
 def test_fit_pareto_says_its_concurrency_is_capped_by_the_engine(cli):
     # under --engine vllm the options table shows the planner's conc and vLLM's apart; the Pareto view's conc is
-    # the lower of the two (fit.search.achievable), which its title must say
+    # the lower of the two (fit.records.achievable), which its title must say
     args = ("fit", "llama-3.1-8b", "--context", "32k", "--concurrency", "8", "--gpu", "l40s", "--max-gpus", "2",
             "--format", "markdown")
     code, out, err = cli(*args, "--engine", "vllm")

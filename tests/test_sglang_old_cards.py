@@ -125,7 +125,7 @@ def test_other_releases_say_the_rule_was_not_read(cli):
 
 
 def test_fit_drops_the_refused_cards(cli):
-    # fit's screen runs the same check (fit/search.py: refuse_unread): fp8 on a T4 is not a deployment
+    # fit's screen runs the same check (fit/engine.py: refuse_unread): fp8 on a T4 is not a deployment
     code, _, err = cli("fit", "phi-3-mini-4k", "--gpu", "t4", "--engine", "sglang", "--quantization", "fp8",
                        "--context", "4096")
     assert code != 0 and "'Minimum capability: 80. Current capability: 75'" in err

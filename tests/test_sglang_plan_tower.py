@@ -110,7 +110,7 @@ def test_emit_sglang_plans_sglang_split_unless_vllm_is_planned():
 
 
 def test_fit_ranks_with_sglang_split():
-    # fit --engine sglang screens each split with the weights kvplan's plan counts (fit/search.py _screen): TP 4's
+    # fit --engine sglang screens each split with the weights kvplan's plan counts (fit/split_weights.py split_weight_bytes): TP 4's
     # option holds SGLang's figure, 3,981,312 B a GPU below vLLM's split
     from kvplan_inprocess import kvplan
 

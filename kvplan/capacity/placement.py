@@ -2,7 +2,7 @@
 weights.py stage_weight_bytes, capacity/experts.py placement_saving's routed experts): the hooks capacity asks, so
 that capacity never imports the engine layer (tests/test_layering.py). The engine layer implements them
 (engines/sglang_placement.py: SGLang 0.5.23's tower split and group flags; engines/vllm_encoder_dp.py: vLLM's
---mm-encoder-tp-mode data), request.py and fit/search.py pick one (Deployment.placement); the default adds nothing.
+--mm-encoder-tp-mode data), request.py and fit/flags.py (split_placement) pick one (Deployment.placement); the default adds nothing.
 """
 
 from __future__ import annotations

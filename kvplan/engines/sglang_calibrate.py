@@ -25,7 +25,8 @@ from .sglang import cell, is_nsa, kv_dtype_bytes
 from .sglang_log import SglangLog, read
 from .sglang_rules import (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, MAMBA_EXTRA_BUFFER_SLOTS, NSA_PAGE_SIZE, RULES,
                            SM10_GPUS, Rules, rules_for)
-from .vllm_calibrate import Figure, _pct  # the figures both engines' calibrations share (tidy.calibrate reads them)
+# the figures both engines' calibrations share (tidy.calibrate reads them)
+from .vllm_calibrate_records import Figure, deviation_pct
 
 # SGLang prints no version; the public logs calibrate reads are of 0.4-0.5.10 and are reproduced with 0.5.9's
 # rules unless --version names another release kvplan models
@@ -50,7 +51,7 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
               mem_fraction_static: float | None = None, gpu: str | None = None,
               what_if: dict | None = None, rules: Rules = LOG_RULES) -> SglangCalibration:
     from ..sources import load_model
-    from .vllm_calibrate import hub_cache_id, match_bundled
+    from .vllm_calibrate_model import hub_cache_id, match_bundled
 
     cal = SglangCalibration(log, rules=rules)
     if log.read_nothing:
@@ -173,7 +174,7 @@ def _sizes(cal: SglangCalibration, c, page: int) -> None:
                f"{c.full_layers} layers x (({tokens:,} + {page}) x {c.mla_stored} B latent + whole pages of "
                f"{c.index_bytes} B indexer keys)")
         cal.figures.append(Figure(f"{label} (GB) of {tokens:,} tokens", f"{logged:.2f}", f"{gib:.4f}",
-                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT, how))
+                                  deviation_pct(logged, gib), abs(gib - logged) <= HALF_CENT, how))
 
 
 def _states(cal: SglangCalibration, c) -> None:
@@ -186,7 +187,7 @@ def _states(cal: SglangCalibration, c) -> None:
                                        ("ssm_state size", log.ssm_state_gib, c.state.ssm_bytes)):
         gib = held * per_request / GIB
         cal.figures.append(Figure(f"{label} (GB) of {log.mamba_cache_size:,} states", f"{logged:.2f}", f"{gib:.4f}",
-                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT,
+                                  deviation_pct(logged, gib), abs(gib - logged) <= HALF_CENT,
                                   f"({log.mamba_cache_size:,} + 1) x {per_request:,} B ({c.state.layers} layers)"))
 
 
@@ -232,7 +233,7 @@ def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> int | 
     if not within and (log.tp or 1) > ranks and logged < low:
         why += ("; at TP > 1 SGLang sizes from the smallest rank's free memory, and the log prints "
                 f"{ranks or 1} of {log.tp} ranks")
-    cal.figures.append(Figure("max_total_num_tokens", f"{logged:,}", f"{predicted:,}", _pct(logged, predicted),
+    cal.figures.append(Figure("max_total_num_tokens", f"{logged:,}", f"{predicted:,}", deviation_pct(logged, predicted),
                               within, why))
     return rest_bytes
 
@@ -262,7 +263,7 @@ def _requests(cal: SglangCalibration, architecture: str | None = None) -> None:
         within, kind = None, "prediction"
         why += "; the log prints no server_args, so a --max-running-requests it was given cannot be seen"
     cal.figures.append(Figure("max_running_requests", f"{log.max_running_requests:,}", f"{predicted:,}",
-                              _pct(log.max_running_requests, predicted), within, why, kind))
+                              deviation_pct(log.max_running_requests, predicted), within, why, kind))
 
 
 def build_report(cal: SglangCalibration) -> Report:

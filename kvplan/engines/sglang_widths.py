@@ -1,6 +1,6 @@
 """The text model's widths SGLang 0.5.23 cannot split at a TP size: the MLPs, the routed and shared experts and the
 FP8 blocks, refused in one line (`kvplan estimate --engine sglang`: sglang_report.refuse_unread; `kvplan fit`:
-fit/search.py _screen, per card). The vision towers' widths are engines/sglang_vision_refusal.py's; vLLM's text
+fit/screen.py screen, per card). The vision towers' widths are engines/sglang_vision_refusal.py's; vLLM's text
 widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/srt/...):
 
 - The groups (engines/sglang_dp.py): the MLPs (dense and shared experts) split over the whole --tp T (parallel_group

@@ -148,7 +148,7 @@ def undivided_width(model, tp: int) -> tuple[str, int, str] | None:
 
 def refusal(model, tp: int) -> str | None:
     """Why vLLM 0.34 fails to build this model's vision tower at --tp tp (its heads, then its widths); None if it
-    builds it. fit screens each split by it (fit/search.py _screen), `kvplan estimate --engine vllm` by check
+    builds it. fit screens each split by it (fit/screen.py screen), `kvplan estimate --engine vllm` by check
     (engines/vllm.py simulate)."""
     found = undivided_heads(model, _SPLIT, tp, _FIXED)
     if found is not None:

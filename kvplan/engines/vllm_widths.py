@@ -1,5 +1,5 @@
 """The text model's widths vLLM 0.34 cannot split at a TP size: the MLP, the routed experts and the FP8 blocks,
-refused in one line (`kvplan estimate --engine vllm`: engines/vllm.py simulate; `kvplan fit`: fit/search.py _screen).
+refused in one line (`kvplan estimate --engine vllm`: engines/vllm.py simulate; `kvplan fit`: fit/screen.py screen).
 The vision towers' widths are engines/vllm_vision_refusal.py's; the attention heads fit/grid.py split_reason's. Read in
 the vllm 0.34.0 wheel (vllm/model_executor/...):
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..capacity.hardware import split_engine_of
 from ..errors import UsageError
 from ..request import EngineRequest, _a2a_backend, _sglang_groups, _sglang_replicates_shared, _vllm_encoder_mode, \
     engine_family
@@ -117,4 +118,17 @@ def _redundant(flags: FitFlags, engine: str, model, ep_size: int, ep: bool) -> i
     return redundant
 
 
-__all__ = ["FitFlags", "NO_FLAGS", "parse", "settings"]
+def split_flags(req, engine: str, model, tp: int, pp: int, dp: int, ep: bool) -> dict:
+    """The Deployment fields estimate's flags give this split (fit/flags.py settings); raises UsageError where the
+    split cannot take one."""
+    return settings(req.flags, engine, model, tp=tp, pp=pp, dp=dp, ep=ep, dense_over_all=dp > 1 and engine == "sglang")
+
+
+def split_placement(engine: str, flags: dict):
+    """Deployment.placement of a candidate (request.py placement_of, from the split engine and the flags)."""
+    from ..request import placement_of
+
+    return placement_of(split_engine_of(engine, None), flags.get("sglang_groups"), flags.get("mm_encoder_tp_mode"))
+
+
+__all__ = ["FitFlags", "NO_FLAGS", "parse", "settings", "split_flags", "split_placement"]

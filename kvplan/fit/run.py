@@ -93,10 +93,10 @@ def nothing_meets(result: FitResult) -> BudgetExceeded:
     if best is None:
         return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",
                               "raise --max-gpus or add GPU kinds")
-    from .search import _miss_text
+    from .screen import miss_text
 
     misses = "; ".join(
-        _miss_text(*m, result.engine_label) if m[0] != "weights" else
+        miss_text(*m, result.engine_label) if m[0] != "weights" else
         f"weights + reserve {m[1]:,.2f} GiB per GPU exceed the usable {m[2]:,.2f} GiB by {m[1] - m[2]:,.2f} GiB"
         for m in best.misses)
     return BudgetExceeded(f"{searched}; closest: {best.label()}: {misses}",

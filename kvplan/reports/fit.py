@@ -316,7 +316,7 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
 
 def _refused_cards(result: FitResult) -> dict[str, str]:
     """The card kinds the engine refuses for every candidate on them (a card below SM 8.0, whatever the split and
-    KV dtype: search.py card_refusal), each with the first reason, so the report says why they are absent."""
+    KV dtype: fit/engine.py card_refusal), each with the first reason, so the report says why they are absent."""
     reasons: dict[str, str] = {}
     usable: set[str] = set()
     for c in result.candidates:
@@ -350,7 +350,7 @@ def _pareto(report: Report, result: FitResult) -> None:
                          "meets" if conc >= result.request.concurrency else "below"])
             data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp, "max_concurrency": conc,
                                 "usd_per_hour": c.cost_per_hour})
-    # under an engine, conc is fit.search.achievable: the planner's, capped at the engine's (the options table
+    # under an engine, conc is fit.records.achievable: the planner's, capped at the engine's (the options table
     # shows the two apart), which the title says
     capped = (f"; conc: the planner's, at most {result.engine_label} {result.rules_version}'s"
               if result.rules_version is not None else "")

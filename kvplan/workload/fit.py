@@ -58,7 +58,7 @@ def request_for(resolved, *, objective: str = "gpus") -> FitRequest:
 
 
 def _unsearched_layout(s) -> str | None:
-    """The scenario's own dp / ep where it is none of fit's layouts (fit/search.py _ep_of: a DP split places the
+    """The scenario's own dp / ep where it is none of fit's layouts (fit/screen.py _ep_of: a DP split places the
     experts by expert, always outside SGLang; a TP / PP split by TP), said: fit searches its nearest, --dp-ep's."""
     from ..request import engine_family
 
