@@ -55,6 +55,9 @@ def test_vllm_placement_settings_each_format():
     assert parse_log("(Worker_TP1_EP1 pid=2) INFO Available KV cache memory: 1.00 GiB\n").ep is True
     plain = parse_log("(Worker_TP1 pid=2) INFO Available KV cache memory: 1.00 GiB\n")
     assert (plain.dp, plain.ep, plain.enable_eplb) == (None, None, None)
+    # a bare "-ep" elsewhere in the text (a model or path name) is no flag: only on a `vllm serve` command line
+    stray = parse_log("INFO Loading weights from /models/run -ep 3\nStarting to load model m-ep\n")
+    assert stray.ep is None
     # "--max-model-len 32K" is not 32 tokens
     assert parse_log("vllm serve m --max-model-len 32K\nMaximum concurrency for 32,768 tokens per request: "
                      "1.00x\n").max_model_len == 32768

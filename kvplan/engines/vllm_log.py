@@ -273,10 +273,11 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         setattr(log, key, int(_num(value)) if key in _INT_KEYS else (_num(value) if key == "gpu_memory_utilization" else value))
     if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
         log.enforce_eager = True
-    # --enable-expert-parallel / -ep, or what an EP start prints: FusedMoE's "[EP Rank r/n] Expert parallelism is
-    # enabled" (model_executor/layers/fused_moe/layer.py) and the workers' "_EPe" tag
-    if re.search(r"'enable_expert_parallel': True|--enable[-_]expert[-_]parallel\b|\s-ep\b|enable_expert_parallel=True|"
-                 r"Expert parallelism is enabled|\(Worker_[A-Z0-9_]*EP\d+ pid=", text):
+    # --enable-expert-parallel / -ep (the short flag only on a `vllm serve` command line, not anywhere in the text),
+    # or what an EP start prints: FusedMoE's "[EP Rank r/n] Expert parallelism is enabled"
+    # (model_executor/layers/fused_moe/layer.py) and the workers' "_EPe" tag
+    if re.search(r"'enable_expert_parallel': True|--enable[-_]expert[-_]parallel\b|enable_expert_parallel=True|"
+                 r"vllm serve [^\n]*\s-ep\b|Expert parallelism is enabled|\(Worker_[A-Z0-9_]*EP\d+ pid=", text):
         log.ep = True
     if re.search(r"'enable_eplb': True|--enable[-_]eplb\b|enable_eplb=True", text):
         log.enable_eplb = True
