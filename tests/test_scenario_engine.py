@@ -158,6 +158,25 @@ def test_a_setting_refused_once_the_model_is_known_names_its_key(tmp_path, cli):
                                "256 + 5 = 261 physical experts do not divide over EP 16"), lines[0]
 
 
+def test_a_split_the_engine_refuses_names_the_tp_line(tmp_path, cli):
+    # DeepSeek-V3's routed experts (2,048 wide) over tp 8 x dp 3 = 24 GPUs without ep: 2,048 % 24 = 8, refused by
+    # vLLM's FusedMoEConfig assert (engines/vllm_widths.py); the split is the scenario's tp / dp, not its engine line
+    path = write(tmp_path, """\
+        model: deepseek-v3
+        deployment:
+          gpu: h200
+          tp: 8
+          dp: 3
+        workload: {prompt_tokens: 1k, output_tokens: 1k, concurrency: 8}
+        engine: {name: vllm}
+        """)
+    code, out, err = cli("plan", path)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"kvplan: error: {path}:4: deployment.tp: tp 8 with engine vllm: "), lines[0]
+    assert "2,048 % 24 = 8" in lines[0]
+
+
 def test_max_tpot_is_refused_under_dp_ep_where_no_floor_is_modelled(tmp_path, cli):
     path = write(tmp_path, """\
         model: deepseek-v3

@@ -284,10 +284,12 @@ def estimate_words(line: str) -> str:
 
 
 def option_error(scenario: Scenario, exc: KvplanError, default: str | None = None) -> ScenarioError | None:
-    """A shared check's refusal of a `kvplan estimate` option, against the scenario key that sets it (the first
-    option its message, then its hint, names; else `default`); None when it names none and there is no default."""
-    found = _OPTION_FLAGS.search(f"{exc.message} {exc.hint or ''}")
-    key = OPTION_KEYS[found.group(1)] if found else default
+    """A shared check's refusal of a `kvplan estimate` option, against the scenario key that sets it (a split's
+    refusal, which opens with its --tp / --pp, against that key; else the first option its message, then its hint,
+    names; else `default`); None when it names none and there is no default."""
+    split = re.match(r"--(tp|pp) \d", exc.message)  # a split's refusal ("--tp 8 with --engine vllm: ...")
+    found = None if split else _OPTION_FLAGS.search(f"{exc.message} {exc.hint or ''}")
+    key = f"deployment.{split.group(1)}" if split else OPTION_KEYS[found.group(1)] if found else default
     return _rewrap(scenario, key, exc) if key else None
 
 
