@@ -39,7 +39,8 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   tp_size > 1). Padding the shard to whole blocks (pad_tp_shard_to_weight_blocks) runs only under an explicit
   --moe-backend: not modelled. Read in 0.34 only: applied to 0.34 plans; not to a config with ignored_layers /
   modules_to_not_convert (Fp8Config.get_quant_method serves those modules unquantized) or store_dtype (other experts).
-- compressed-tensors block FP8 and ModelOpt's per-rank alignment: engines/vllm_widths_quant.py (its module doc).
+- compressed-tensors block FP8, ModelOpt's per-rank alignment and the GPTQ / AWQ / compressed-tensors WNA16 routed
+  experts (Marlin MoE, else the MoeWNA16Method fallback): engines/vllm_widths_quant.py (its module doc), 0.34 only.
 
 Not refused, and why: GPTQ / AWQ (auto_gptq.py AutoGPTQLinearMethod, auto_awq.py AutoAWQMarlinLinearMethod) choose a
 kernel in kernels/linear/__init__.py choose_mp_linear_kernel: Marlin refuses an input per rank that its group size
@@ -64,7 +65,8 @@ from __future__ import annotations
 from .fp8_blocks import config_int as _int, fp8_block, moe_block_error
 from .vision_heads import undivides
 from .vllm_widths_quant import (CT_SITE, ModelOpt as _ModelOpt, ct_block as _ct_block, ct_experts as _ct_experts,
-                                modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts, o_proj as _o_proj)
+                                modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts, o_proj as _o_proj,
+                                wna16_experts)
 
 # model_type -> vLLM 0.34's module of the dense MLP (gate_up_proj MergedColumnParallelLinear, down_proj
 # RowParallelLinear) of config.intermediate_size, every layer
@@ -161,7 +163,7 @@ def _shared(model, model_type: str, raw: dict, tp: int, dp: int, ep: bool, block
 
 
 def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE,
-             mo: _ModelOpt | None = None) -> str | None:
+             mo: _ModelOpt | None = None, wna16: bool = False) -> str | None:
     from ..capacity.experts import is_moe
     from .vllm_moe_workspace import moe_shape
 
@@ -174,7 +176,8 @@ def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE
         return (f"vLLM 0.34 splits each routed expert's intermediate size of {width:,} over {over}, which does not "
                 f"divide it ({width:,} % {split} = {width % split}: fused_moe/config.py FusedMoEConfig.__post_init__ "
                 "asserts intermediate_size % tp_size == 0; under --enable-expert-parallel the experts are whole)")
-    why = mxfp8_experts(mo, width, split)
+    why = mxfp8_experts(mo, width, split) or (wna16_experts(model, raw, width, split, shape.hidden)
+                                              if wna16 and block is None and mo is None else None)
     if why:
         return why
     if block is None:
@@ -218,7 +221,7 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     why = ((_o_proj(model_type, raw, tp, mo) if tp > 1 else None)
            or (_dense(model_type, raw, tp, block, site, mo) if tp > 1 else None)
            or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a, mo) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo))
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo, (version or READ_IN).startswith(READ_IN)))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 

@@ -20,6 +20,20 @@ vllm 0.34.0 wheel (vllm/model_executor/layers/quantization/...):
   tensor / channel (no alignment), MIXED_PRECISION, NVFP4 experts (ModelOptNvFp4FusedMoE.create_weights checks
   nothing; the MoE backends pad or check by kernel and card, not read), FP8_PB_WO experts, other families' o_proj.
 
+- GPTQ / AWQ routed experts (wna16_experts): auto_gptq.py AutoGPTQConfig.get_quant_method and auto_awq.py
+  AutoAWQConfig.get_quant_method ask marlin_utils.py check_moe_marlin_supports_layer(allow_tile_padding=True):
+  hidden % 128, the intermediate per rank % group_size, group_size in [-1, 32, 64, 128]. Where it holds,
+  AutoGPTQMoEMethod / AutoAWQMoEMethod serve them (fused_moe/oracle/int_wna16.py select_wna16_moe_backend with
+  tile padding: marlin_moe_padded_intermediate pads a misaligned width): nothing refused. Where it fails they fall
+  back to moe_wna16.py MoeWNA16Method, whose create_weights halves the group while the intermediate per rank or
+  hidden is not a multiple of it and asserts group_size >= 32 (a bare AssertionError): refused where the
+  intermediate per rank is not a multiple of 32. Not modelled: modules_to_not_convert, dynamic GPTQ rules, ROCm.
+- compressed-tensors WNA16 routed experts (every config group int 4 / 8-bit weight-only, pack-quantized: the
+  checkpoints engines/sglang_widths_quant.py _int_weight_only reads): compressed_tensors_moe_wna16.py
+  CompressedTensorsWNA16MoEMethod.create_weights raises a ValueError for a group strategy whose group_size does not
+  divide the intermediate per rank, and, asymmetric, for 2 x the intermediate per rank not a multiple of the pack
+  factor (32 / bits).
+
 compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) checks no alignment: not here.
 """
 
@@ -179,5 +193,63 @@ def mxfp8_experts(mo: ModelOpt | None, width: int, split: int) -> str | None:
     return None
 
 
+_MARLIN_MOE_GROUPS = (-1, 32, 64, 128)  # marlin_utils.py check_moe_marlin_supports_config supports_group_size
+
+
+def wna16_experts(model, raw: dict, width: int, split: int, hidden: int) -> str | None:
+    """GPTQ / AWQ / compressed-tensors WNA16 routed experts split `split` ways (module doc); None where vLLM 0.34
+    builds them or the checkpoint is none of these."""
+    from ..configs.checkpoint_dtype import checkpoint_quantization_config
+    from ..configs.quant_online import vllm_method
+    from .pre_ampere import served_quantization
+
+    method = served_quantization(model, vllm_method)
+    q = checkpoint_quantization_config(raw) or {}
+    per_rank = width // split
+    if method == "compressed-tensors":
+        return _ct_wna16_experts(q, width, per_rank, split)
+    group, bits = q.get("group_size"), q.get("bits")
+    if method not in ("gptq", "auto_awq") or not isinstance(group, int) or isinstance(group, bool) or bits not in (
+            4, 8) or group == 0 or q.get("modules_to_not_convert"):
+        return None
+    if hidden % 128 == 0 and (group < 0 or per_rank % group == 0) and group in _MARLIN_MOE_GROUPS:
+        return None  # Marlin MoE, tile-padded (marlin_moe_padded_intermediate)
+    g = group
+    while g > 0 and (per_rank % g or hidden % g):  # MoeWNA16Method.create_weights
+        g //= 2
+        if g < 32:
+            name = "AutoGPTQConfig" if method == "gptq" else "AutoAWQConfig"
+            return (f"vLLM 0.34 splits the {method.replace('auto_', '').upper()} experts' intermediate size of "
+                    f"{width:,} into {per_rank:,} a rank ({width:,} / {split}), not a multiple of group_size {group}, "
+                    f"so {name}.get_quant_method falls back from Marlin MoE (marlin_utils.py "
+                    f"check_moe_marlin_supports_layer) to moe_wna16.py MoeWNA16Method, whose create_weights halves "
+                    f"the group to {g} and fails 'assert group_size >= 32' ({per_rank:,} is not a multiple of 32)")
+    return None
+
+
+def _ct_wna16_experts(q: dict, width: int, per_rank: int, split: int) -> str | None:
+    """compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights (module doc)."""
+    from .sglang_widths_quant import _int_weight_only
+
+    if not _int_weight_only(q):
+        return None
+    site = "compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights"
+    for group in q["config_groups"].values():
+        w = group["weights"]
+        size = w.get("group_size")
+        if w.get("strategy") == "group" and isinstance(size, int) and size > 0 and per_rank % size:
+            return (f"vLLM 0.34 splits the compressed-tensors WNA16 experts' intermediate size of {width:,} into "
+                    f"{per_rank:,} a rank ({width:,} / {split}): 'CompressedTensors WNA16 MoE with static group "
+                    f"scales requires the MoE intermediate size per tensor-parallel partition ({per_rank}) to be "
+                    f"divisible by group_size ({size}).' ({site})")
+        pack = 32 // w["num_bits"]
+        if w.get("symmetric") is False and (2 * per_rank) % pack:
+            return (f"vLLM 0.34 splits the asymmetric compressed-tensors WNA16 experts' intermediate size of {width:,} "
+                    f"into {per_rank:,} a rank ({width:,} / {split}): 'gate+up output channels per TP rank (2 * "
+                    f"intermediate_size_per_partition = {2 * per_rank}) must be divisible by packed_factor "
+                    f"({pack})' ({site})")
+    return None
+
+
 __all__ = ["CT_SITE", "ModelOpt", "ct_block", "ct_experts", "modelopt", "modelopt_row", "mxfp8_experts", "o_proj",
-           "quantized"]
+           "quantized", "wna16_experts"]
