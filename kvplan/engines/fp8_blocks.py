@@ -1,6 +1,7 @@
-"""The config reads shared by the engines' text-width refusals (engines/vllm_widths.py, engines/sglang_widths.py): a
-positive int field of the config, the [block_n, block_k] of a block-wise FP8 checkpoint the engine serves with its
-fp8 method, and the error both engines raise for experts those blocks do not fit."""
+"""The config reads shared by the engines' text-width refusals (engines/vllm_widths.py, engines/sglang_widths.py and
+their *_quant.py): a positive int field of the config, the [block_n, block_k] of a block-wise FP8 checkpoint the
+engine serves with its fp8 method, a compressed-tensors config's groups, and the error both engines raise for experts
+FP8 blocks do not fit."""
 
 from __future__ import annotations
 
@@ -38,6 +39,31 @@ def fp8_block(model, raw: dict, method_of: Callable[[dict | None, str], str | No
     return None
 
 
+def ct_groups(q: dict) -> list[dict] | None:
+    """A compressed-tensors config's config_groups, where it has some and ignores at most lm_head (every linear of
+    the text model then takes one of its schemes; more left unquantized is not checked); None otherwise."""
+    groups = q.get("config_groups")
+    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
+        return None
+    return list(groups.values())
+
+
+def int_weight_only(q: dict) -> bool:
+    """A compressed-tensors config whose every group is WNA16's (both engines' compressed_tensors.py
+    _is_wNa16_group_channel with format pack-quantized: int 4 / 8-bit static weights by group or channel, no input
+    quantization), ignoring at most lm_head (ct_groups)."""
+    groups = ct_groups(q)
+    if groups is None:
+        return False
+    for g in groups:
+        w = g.get("weights") if isinstance(g, dict) else None
+        if (not isinstance(w, dict) or g.get("input_activations") or w.get("type") != "int" or w.get("num_bits")
+                not in (4, 8) or w.get("strategy") not in ("group", "channel") or w.get("dynamic")
+                or (g.get("format") or q.get("format")) != "pack-quantized"):
+            return False
+    return True
+
+
 def moe_block_error(per_rank: int, block: tuple[int, int], checks_k: bool) -> str | None:
     """The ValueError both engines raise for an expert intermediate per rank a block-wise FP8 checkpoint's blocks do
     not fit (vLLM 0.34 quantization/utils/fp8_utils.py validate_fp8_block_shape_moe, SGLang 0.5.23
@@ -54,4 +80,4 @@ def moe_block_error(per_rank: int, block: tuple[int, int], checks_k: bool) -> st
     return None
 
 
-__all__ = ["config_int", "fp8_block", "moe_block_error"]
+__all__ = ["config_int", "ct_groups", "fp8_block", "int_weight_only", "moe_block_error"]

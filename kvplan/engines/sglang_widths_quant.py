@@ -64,6 +64,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .fp8_blocks import ct_groups, int_weight_only
+
 TILE_K, TILE_N = 16, 64  # kernels/jit/csrc/gemm/marlin/marlin.cuh tile_k_size, tile_n_size
 MIN_THREAD_N, MIN_THREAD_K = 64, 128  # layers/quantization/marlin_utils.py GPTQ_MARLIN_MIN_THREAD_N / _K
 _GROUPS = (-1, 32, 64, 128)  # marlin_utils.py MARLIN_SUPPORTED_GROUP_SIZES
@@ -116,7 +118,7 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
         mo = modelopt(model, raw)
         nvfp4 = mo is not None and mo.algo in _NVFP4 and quantized(mo, "mlp.down_proj", range(mo.layers))
         return Kernel(_NVFP4[mo.algo], 16) if nvfp4 else None
-    if method == "compressed-tensors" and sm >= 80 and _int_weight_only(q):
+    if method == "compressed-tensors" and sm >= 80 and int_weight_only(q):
         return _ct_wna16(q)
     if method in ("fp8", "compressed-tensors"):
         return Kernel("fp8_marlin") if 80 <= sm < 89 and _fp8_weights(q, method) else None
@@ -141,11 +143,10 @@ def _fp8_weights(q: dict, method: str) -> bool:
     ignores at most lm_head (each linear then a CompressedTensorsW8A16Fp8 below SM 8.9)."""
     if method == "fp8":
         return True
-    groups = q.get("config_groups")
-    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
-        return False
-    return all(isinstance(g, dict) and isinstance(g.get("weights"), dict) and g["weights"].get("type") == "float"
-               and g["weights"].get("num_bits") == 8 for g in groups.values())
+    groups = ct_groups(q)
+    return groups is not None and all(isinstance(g, dict) and isinstance(g.get("weights"), dict)
+                                      and g["weights"].get("type") == "float" and g["weights"].get("num_bits") == 8
+                                      for g in groups)
 
 
 def _ct_wna16(q: dict) -> Kernel:
@@ -156,22 +157,6 @@ def _ct_wna16(q: dict) -> Kernel:
     orders = {w.get("actorder") == "group" for w in weights}
     group = groups.pop() if len(groups) == 1 and len(orders) == 1 else -1
     return Kernel("ct_wna16", group if isinstance(group, int) else -1, act_order=orders.pop() if group != -1 else False)
-
-
-def _int_weight_only(q: dict) -> bool:
-    """A compressed-tensors config whose every group is CompressedTensorsWNA16's (compressed_tensors.py
-    _is_wNa16_group_channel with format pack-quantized: int 4 / 8-bit static weights by group or channel, no input
-    quantization), ignoring at most lm_head."""
-    groups = q.get("config_groups")
-    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
-        return False
-    for g in groups.values():
-        w = g.get("weights") if isinstance(g, dict) else None
-        if (not isinstance(w, dict) or g.get("input_activations") or w.get("type") != "int" or w.get("num_bits")
-                not in (4, 8) or w.get("strategy") not in ("group", "channel") or w.get("dynamic")
-                or (g.get("format") or q.get("format")) != "pack-quantized"):
-            return False
-    return True
 
 
 class Linear(NamedTuple):

@@ -212,16 +212,17 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
         return None
     from ..configs.quant_online import vllm_method
 
-    block = fp8_block(model, raw, vllm_method) if (version or READ_IN).startswith(READ_IN) else None
-    site = _FP8_SITE
-    if block is None and (version or READ_IN).startswith(READ_IN) and (ct := _ct_block(model, raw)):
+    read = (version or READ_IN).startswith(READ_IN)  # the quantized schemes' rules: read in 0.34 only
+    block, site, mo = (fp8_block(model, raw, vllm_method) if read else None), _FP8_SITE, None
+    if block is None and read and (ct := _ct_block(model, raw)):
         block, site = ct, CT_SITE
-    mo = _modelopt(model, raw) if block is None and (version or READ_IN).startswith(READ_IN) else None
+    if block is None and read:
+        mo = _modelopt(model, raw)
     model_type = str(raw.get("model_type") or "")
     why = ((_o_proj(model_type, raw, tp, mo) if tp > 1 else None)
            or (_dense(model_type, raw, tp, block, site, mo) if tp > 1 else None)
            or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a, mo) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo, (version or READ_IN).startswith(READ_IN)))
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo, read))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 

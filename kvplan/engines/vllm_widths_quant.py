@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from .fp8_blocks import config_int as _int
+from .fp8_blocks import config_int as _int, ct_groups, int_weight_only
 from .vision_heads import undivides
 
 # where compressed-tensors checks the blocks (no merged-layer allowance, no MoE refinement)
@@ -69,12 +69,11 @@ def ct_block(model, raw: dict) -> tuple[int, int] | None:
 
     if served_quantization(model, vllm_method) != "compressed-tensors":
         return None
-    q = checkpoint_quantization_config(raw) or {}
-    groups = q.get("config_groups")
-    if not isinstance(groups, dict) or not groups or not set(q.get("ignore") or []) <= {"lm_head"}:
+    groups = ct_groups(checkpoint_quantization_config(raw) or {})
+    if groups is None:
         return None
     blocks = set()
-    for group in groups.values():
+    for group in groups:
         w = group.get("weights") if isinstance(group, dict) else None
         shape = w.get("block_structure") if isinstance(w, dict) else None
         if (not isinstance(shape, list) or len(shape) != 2 or w.get("strategy") != "block" or w.get("type") != "float"
@@ -229,9 +228,7 @@ def wna16_experts(model, raw: dict, width: int, split: int, hidden: int) -> str 
 
 def _ct_wna16_experts(q: dict, width: int, per_rank: int, split: int) -> str | None:
     """compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights (module doc)."""
-    from .sglang_widths_quant import _int_weight_only
-
-    if not _int_weight_only(q):
+    if not int_weight_only(q):
         return None
     site = "compressed_tensors_moe_wna16.py CompressedTensorsWNA16MoEMethod.create_weights"
     for group in q["config_groups"].values():
