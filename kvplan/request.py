@@ -343,8 +343,7 @@ class EstimateRequest:
             from .capacity.gpus import lookup
 
             lookup(gpu, custom_hint=True)
-        if gpus_per_node < 1:
-            raise UsageError(f"--gpus-per-node must be a positive integer, got {gpus_per_node}")
+        check_gpus_per_node(gpus_per_node)
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep, tp=tp, pp=pp,
                            gpus_per_node=gpus_per_node)
         deployment = DeploymentRequest(
@@ -400,6 +399,12 @@ def _vllm_encoder_mode(mode, engine: EngineRequest) -> str | None:
     from .engines.vllm_encoder_dp import parse
 
     return parse(mode, (engine.name, engine.emit))
+
+
+def check_gpus_per_node(gpus_per_node: int) -> None:
+    """--gpus-per-node, which estimate and fit take alike: a host's GPUs, at least 1 (engines/ep_nodes.py)."""
+    if gpus_per_node < 1:
+        raise UsageError(f"--gpus-per-node must be a positive integer, got {gpus_per_node}")
 
 
 def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool, *, tp: int, pp: int,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..capacity.hardware import split_engine_of
 from ..errors import UsageError
 from ..request import EngineRequest, _a2a_backend, _sglang_groups, _sglang_replicates_shared, _vllm_encoder_mode, \
-    engine_family
+    check_gpus_per_node, engine_family
 from ..units import check_number
 
 
@@ -61,8 +61,7 @@ def parse(engine: str, dp_ep: bool, *, all2all_backend=None, moe_a2a_backend=Non
     """The flags checked once, before the search, by estimate's functions (the wrong engine, a name the engine does
     not take: one line); what depends on the split is checked per candidate (settings)."""
     eng = _engine(engine)
-    if gpus_per_node < 1:
-        raise UsageError(f"--gpus-per-node must be a positive integer, got {gpus_per_node}")
+    check_gpus_per_node(gpus_per_node)
     check_number(moe_dense_tp_size, "--moe-dense-tp-size", minimum=1, maximum=2**31 - 1)
     from types import SimpleNamespace
 
