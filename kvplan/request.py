@@ -413,22 +413,20 @@ def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: boo
     (engines/vllm_a2a.py, engines/sglang_a2a.py); None where neither is given. tp: the TP of one DP rank (SGLang's
     attention TP under attention DP)."""
     engines = (engine.name, engine.emit)
+    if vllm_name is None and sglang_name is None:
+        return None
+    from .engines.flag_owner import require
+
     if vllm_name is not None:
-        if "vllm" not in engines or "sglang" in engines or sglang_name is not None:
-            raise UsageError("--all2all-backend is vLLM's flag: it needs --engine vllm or --emit vllm (and no SGLang)",
-                             "SGLang's is --moe-a2a-backend")
+        require("--all2all-backend", "vllm", engines, "SGLang's is --moe-a2a-backend", alone=sglang_name is None)
         from .engines.vllm_a2a import check_backend
 
         return check_backend(vllm_name, dp, ep, tp=tp, pp=pp, gpus_per_node=gpus_per_node)
-    if sglang_name is not None:
-        if "sglang" not in engines or "vllm" in engines:
-            raise UsageError("--moe-a2a-backend is SGLang's flag: it needs --engine sglang or --emit sglang (and no "
-                             "vLLM)", "vLLM's is --all2all-backend")
-        from .engines.sglang_a2a import check_backend as check_sglang
+    require("--moe-a2a-backend", "sglang", engines, "vLLM's is --all2all-backend")
+    from .engines.sglang_a2a import check_backend as check_sglang
 
-        # SGLang's EP group is its whole --tp: dp x the attention TP `tp` under attention DP (engines/sglang_dp.py)
-        return check_sglang(sglang_name, ep, tp * dp)
-    return None
+    # SGLang's EP group is its whole --tp: dp x the attention TP `tp` under attention DP (engines/sglang_dp.py)
+    return check_sglang(sglang_name, ep, tp * dp)
 
 
 def _warn_unused_with_kv_memory(mem_util, reserve) -> None:

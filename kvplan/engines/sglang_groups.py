@@ -95,8 +95,9 @@ def parse(dp_lm_head: bool, moe_dense_tp: int | None, engines: tuple, tp: int, p
     given = " and ".join(f for f, on in (("--enable-dp-lm-head", dp_lm_head),
                                          ("--moe-dense-tp-size", moe_dense_tp is not None),
                                          ("--mm-enable-dp-encoder", dp_encoder)) if on)
-    if "sglang" not in engines or "vllm" in engines:
-        raise UsageError(f"{given}: SGLang's flag, it needs --engine sglang or --emit sglang (and no vLLM)")
+    from .flag_owner import require
+
+    require(given, "sglang", engines)
     if moe_dense_tp is not None and moe_dense_tp not in (1, tp):
         raise UsageError(f"--moe-dense-tp-size {moe_dense_tp}: SGLang 0.5.23 takes only 1 or the --tp size ({tp}) "
                          "(validation_hook.py: \"moe_dense_tp_size only supports None, 1, or tp_size currently\")")

@@ -60,9 +60,10 @@ def parse(mode: str | None, engines: tuple) -> str | None:
     if mode not in MODES:
         raise UsageError(f"--mm-encoder-tp-mode {mode!r}: vLLM takes weights or data (config/multimodal.py "
                          "MMEncoderTPMode)")
-    if "vllm" not in engines or "sglang" in engines:
-        hint = " (SGLang's own: --mm-enable-dp-encoder)" if "sglang" in engines else ""
-        raise UsageError(f"--mm-encoder-tp-mode: vLLM's flag, it needs --engine vllm or --emit vllm{hint}")
+    from .flag_owner import require
+
+    require("--mm-encoder-tp-mode", "vllm", engines, "SGLang's own is --mm-enable-dp-encoder" if "sglang" in engines
+            else None)
     return mode
 
 
