@@ -58,7 +58,7 @@ def online_quantization(value: str | None, engine: str, release: str | None) -> 
     if value is None:
         return None
     from .configs.quant_online import READ_RELEASES, check
-    from .engines.vllm_release import release_key  # "0.34" and "0.34.0" are one release
+    from .core.releases import release_key  # "0.34" and "0.34.0" are one release
 
     if release is not None and release_key(release) != release_key(READ_RELEASES[engine]):
         raise UsageError(f"--quantization {value}: kvplan has read the online quantization of "

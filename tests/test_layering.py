@@ -54,3 +54,15 @@ def test_the_checker_finds_every_spelling(tmp_path):
 def test_core_layers_do_not_import_engines(folder):
     found = [line for path in sorted((PACKAGE / folder).rglob("*.py")) for line in _engine_imports(path)]
     assert found == [], "engine imports in the engine-free core:\n" + "\n".join(found)
+
+
+# configs/ reads configs; the one module that still asks the engine layer is pooling_heads.py, whose question
+# ("is this architecture a pooling model?") is answered by vLLM's registry (engines/vllm_pooling.py,
+# engines/vllm_registry_data.py). Any other engine import in configs/ fails here.
+CONFIGS_ENGINE_IMPORTS_ALLOWED = {"pooling_heads.py"}
+
+
+def test_config_readers_do_not_import_engines():
+    found = [line for path in sorted((PACKAGE / "configs").rglob("*.py"))
+             if path.name not in CONFIGS_ENGINE_IMPORTS_ALLOWED for line in _engine_imports(path)]
+    assert found == [], "engine imports in configs/:\n" + "\n".join(found)

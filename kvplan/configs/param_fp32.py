@@ -168,7 +168,7 @@ class Fp32Rule:
     def held(self, version, capability: tuple[int, int] | None) -> bool | None:
         """Whether vLLM `version` (None: the newest release read, 0.34) holds it in float32 on a GPU of this CUDA
         capability; None where that depends on the GPU and the capability is not known."""
-        from ..engines.vllm_release import at_least
+        from ..core.releases import at_least
 
         if self.first is None:
             return False

@@ -74,7 +74,7 @@ class LoadDelta:
 
     def held(self, version) -> bool:
         """Whether vLLM `version` (None: the newest release read, 0.34) builds it so."""
-        from ..engines.vllm_release import at_least
+        from ..core.releases import at_least
 
         return version is None or at_least(version, self.first)
 
