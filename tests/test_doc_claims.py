@@ -73,6 +73,9 @@ CLAIMS = [
      ["--dp-ep: no data-parallel + expert-parallel split searched", "not MixtralForCausalLM"], 0),
     ("fit.md", "Qwen2 / Qwen3 MoE", "kvplan fit qwen3-30b-a3b --context 32k --concurrency 50 --gpu h200 "
      "--engine sglang --dp-ep --format markdown", ["| 2 x h200 | dp 2 x tp 1 +EP |"], 0),
+    # Gemma 3n's towers are counted (vision_gemma3n.py): 983,281,504 parameters x 2 B = 1,966,563,008 B
+    ("weights.md", "Gemma 3n's MobileNetV5 and audio towers are counted",
+     "kvplan weights gemma-3n-e4b --format markdown", ["| vision | 1,966,563,008 |", "MobileNetV5 (timm mobilenetv5_300m_enc)"], 0),
 ]
 
 
@@ -102,7 +105,8 @@ def test_the_stale_sentences_are_gone():
     # what the pages said before session 29's audit, each contradicted by a claim above
     gone = {"sglang.md": ["DP attention (SGLang asserts attention TP = TP) is not modelled for any model",
                           "Not in the prediction: DP attention", "(vLLM 0.33, SGLang 0.5.23)"],
-            "fit.md": ["Six H200s cannot hold the weights", "(DeepSeek-V2 / V3) get them", "8 x 18.29 = 146.33"]}
+            "fit.md": ["Six H200s cannot hold the weights", "(DeepSeek-V2 / V3) get them", "8 x 18.29 = 146.33"],
+            "weights.md": ["Gemma 3n's MobileNetV5 and audio towers are not counted"]}
     for page, sentences in gone.items():
         text = _flat((DOCS / page).read_text(encoding="utf-8"))
         for sentence in sentences:
