@@ -39,9 +39,8 @@ compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) check
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
-
 from .fp8_blocks import config_int as _int, ct_groups, int_weight_only
+from .modelopt_config import ModelOpt, modelopt as _read_modelopt, quantized
 from .vision_heads import undivides
 
 # where compressed-tensors checks the blocks (no merged-layer allowance, no MoE refinement)
@@ -84,73 +83,29 @@ def ct_block(model, raw: dict) -> tuple[int, int] | None:
     return blocks.pop() if len(blocks) == 1 else None
 
 
-class ModelOpt(NamedTuple):
-    """A ModelOpt checkpoint's linear scheme (_MODELOPT_LINEAR) and what its config leaves unquantized."""
-    algo: str
-    scheme: str
-    align: int
-    message: str
-    excluded: Callable[[str], bool]
-    layers: int
-    mxfp8_experts: bool  # modelopt.py ModelOptMxFp8FusedMoE serves the routed experts
-
-
 def modelopt(model, raw: dict) -> ModelOpt | None:
-    """The ModelOpt scheme vLLM 0.34 serves this checkpoint's linear layers with (a config ModelOptFp8Config /
-    ModelOptNvFp4Config / ModelOptMxFp8Config builds, by quant_algo: NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8); None
-    for another method, another algo (FP8 per tensor or per channel: no alignment), MIXED_PRECISION (per-layer
-    algos, not read) or an exclusion list kvplan cannot match (single experts)."""
-    from ..configs.checkpoint_dtype import checkpoint_quantization_config
-    from ..configs.quant_bytes import Unsized
-    from ..configs.quant_exclude import MODELOPT, Matcher
-    from ..configs.quant_online import vllm_method
-
-    # the config's method itself, not pre_ampere.py served_quantization: kvplan sizes no FP8_PB_WO weights (its
-    # weight_dtype stays the float one), which vLLM still serves quantized
-    q = checkpoint_quantization_config(raw) or {}
-    if (getattr(model, "online_quantization", "") or vllm_method(q, str(raw.get("model_type") or ""))
-            not in ("modelopt", "modelopt_fp4", "modelopt_mxfp8")):
-        return None
-    inner = q["quantization"] if isinstance(q.get("quantization"), dict) else None
-    algo = str((inner or q).get("quant_algo") or "").upper()
-    # ModelOptQuantConfigBase.from_config: hf_quant_config.json's exclude_modules, else config.json's ignore
-    names = inner.get("exclude_modules", []) if inner is not None else q.get("ignore", q.get("exclude_modules", []))
-    if algo not in _MODELOPT_LINEAR or not isinstance(names, list):
-        return None
-    names = tuple(str(n) for n in names)
-    try:
-        matcher = Matcher(MODELOPT, names)
-    except Unsized:
-        return None
-
-    def excluded(name: str) -> bool:  # is_layer_excluded: wildcards, and the substring match older exports need
-        return matcher(name) or any(n in name for n in names)
-
-    # ModelOptMxFp8Config: experts stored NVFP4 (moe_quant_algo, read from the "quantization" layout) go elsewhere
-    moe = str((inner or {}).get("moe_quant_algo") or "").upper()
-    return ModelOpt(algo, *_MODELOPT_LINEAR[algo], excluded, _int(raw, "num_hidden_layers") or 1,
-                     algo == "MXFP8" and moe != "NVFP4")
+    """The ModelOpt config (engines/modelopt_config.py) of a checkpoint whose linear layers vLLM 0.34 serves with an
+    aligned scheme (a config ModelOptFp8Config / ModelOptNvFp4Config / ModelOptMxFp8Config builds, by quant_algo:
+    NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8: _MODELOPT_LINEAR); None for another method, another algo (FP8 per tensor
+    or per channel: no alignment), MIXED_PRECISION (per-layer algos, not read) or an exclusion list kvplan cannot
+    match (single experts)."""
+    return _read_modelopt(model, raw, _MODELOPT_LINEAR)
 
 
-# the module names a layer's modules take in a text model and in a multimodal model's language model
-_LAYER_PREFIXES = ("model.layers", "language_model.model.layers", "model.language_model.layers")
-
-
-def quantized(mo: ModelOpt, module: str, layers: range) -> bool:
-    """Whether ModelOpt quantizes `module` (model.layers.<i>.<module>) in some layer of `layers`: an excluded one is
-    served unquantized (ModelOptQuantConfigBase.get_quant_method: UnquantizedLinearMethod), unchecked; a layer any
-    spelling of whose name is excluded counts as excluded."""
-    return any(not any(mo.excluded(f"{pre}.{i}.{module}") for pre in _LAYER_PREFIXES) for i in layers)
+def _mxfp8_served(mo: ModelOpt) -> bool:
+    """ModelOptMxFp8Config: modelopt.py ModelOptMxFp8FusedMoE serves the routed experts, unless they are stored
+    NVFP4 (moe_quant_algo)."""
+    return mo.algo == "MXFP8" and mo.moe_algo != "NVFP4"
 
 
 def modelopt_row(mo: ModelOpt, part: str, cls: str, width: int, tp: int, module: str, layers: range) -> str | None:
     """Why ModelOpt's weight scheme refuses a RowParallelLinear of input `width` split over TP tp."""
-    per_rank = width // tp
-    if per_rank % mo.align == 0 or not quantized(mo, module, layers):
+    per_rank, (scheme, align, message) = width // tp, _MODELOPT_LINEAR[mo.algo]
+    if per_rank % align == 0 or not quantized(mo, module, layers):
         return None
     return (f"vLLM 0.34 splits the ModelOpt {mo.algo} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} / "
-            f"{tp}), not a multiple of {mo.align}: '{mo.message.format(n=per_rank)}' (quantization/modelopt.py "
-            f"{mo.scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+            f"{tp}), not a multiple of {align}: '{message.format(n=per_rank)}' (quantization/modelopt.py "
+            f"{scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
 
 
 def o_proj(model_type: str, raw: dict, tp: int, mo: ModelOpt | None) -> str | None:
@@ -183,7 +138,7 @@ def ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int,
 def mxfp8_experts(mo: ModelOpt | None, width: int, split: int) -> str | None:
     """ModelOpt MXFP8's routed experts split `split` ways: ModelOptMxFp8FusedMoE.create_weights needs the intermediate
     per rank a multiple of 32 (unless moe_quant_algo is NVFP4, or the experts are excluded)."""
-    if mo is not None and mo.mxfp8_experts and (width // split) % 32 and quantized(mo, "mlp.experts",
+    if mo is not None and _mxfp8_served(mo) and (width // split) % 32 and quantized(mo, "mlp.experts",
                                                                                    range(mo.layers)):
         return (f"vLLM 0.34 splits the ModelOpt MXFP8 experts' intermediate size of {width:,} into {width // split:,} "
                 f"a rank ({width:,} / {split}), not a multiple of 32: 'MXFP8 MoE requires "
