@@ -40,7 +40,7 @@ compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) check
 from __future__ import annotations
 
 from .fp8_blocks import config_int as _int, ct_groups, int_weight_only
-from .modelopt_config import ModelOpt, modelopt as _read_modelopt, quantized
+from .modelopt_config import ModelOpt, modelopt as _read_modelopt, module_algos
 from .vision_heads import undivides
 
 # where compressed-tensors checks the blocks (no merged-layer allowance, no MoE refinement)
@@ -51,10 +51,23 @@ _NVFP4_IN = ("KNvfp4Static", 16, "Unsupported model when in features size is not
 _MODELOPT_LINEAR = {"NVFP4": _NVFP4_IN, "W4A16_NVFP4": _NVFP4_IN,
                     "FP8_PB_WO": ("KFp8Block128", 128, "FP8_PB_WO requires in divisible by 128, got {n}"),
                     "MXFP8": ("KMxfp8Static", 32, "MXFP8 requires input size divisible by 32, got {n}")}
-# model_type -> vLLM 0.34's attention whose o_proj is a RowParallelLinear of total_num_heads x head_dim (head_dim:
-# the config's, else hidden / heads; qwen2.py always hidden / heads)
-_O_PROJ = {"llama": "llama.py LlamaAttention.o_proj", "qwen2": "qwen2.py Qwen2Attention.o_proj",
-           "qwen3": "qwen3.py Qwen3Attention.o_proj"}
+# model_type -> (vLLM 0.34's attention whose o_proj is a RowParallelLinear of total heads x the width a head, that
+# width's rule). The linear check is the method's (ModelOptLinearMethod.create_weights), so any family's quantized
+# o_proj meets it; listed are the families whose o_proj input was read. "config": the config's head_dim, else
+# hidden / heads (llama.py LlamaAttention.__init__; qwen3.py, qwen3_moe.py Qwen3MoeAttention alike); "hidden":
+# hidden / heads always (qwen2.py, qwen2_moe.py Qwen2MoeAttention); "head_dim": config.head_dim (llama4.py
+# Llama4Attention); "v_head_dim": num_attention_heads x v_head_dim (deepseek_v2.py DeepseekV2MLAAttention and
+# DeepseekV2Attention, both RowParallelLinear(num_heads * v_head_dim); the MHA DeepseekAttention of model_type
+# "deepseek" or no rope / nope dims is not listed)
+_O_PROJ = {"llama": ("llama.py LlamaAttention.o_proj", "config"),
+           "mistral": ("mistral.py MistralAttention.o_proj (LlamaAttention)", "config"),
+           "qwen2": ("qwen2.py Qwen2Attention.o_proj", "hidden"),
+           "qwen3": ("qwen3.py Qwen3Attention.o_proj", "config"),
+           "qwen2_moe": ("qwen2_moe.py Qwen2MoeAttention.o_proj", "hidden"),
+           "qwen3_moe": ("qwen3_moe.py Qwen3MoeAttention.o_proj", "config"),
+           "llama4": ("llama4.py Llama4Attention.o_proj", "head_dim"),
+           "deepseek_v2": ("deepseek_v2.py DeepseekV2MLAAttention.o_proj", "v_head_dim"),
+           "deepseek_v3": ("deepseek_v2.py DeepseekV2MLAAttention.o_proj", "v_head_dim")}
 
 
 def ct_block(model, raw: dict) -> tuple[int, int] | None:
@@ -89,33 +102,60 @@ def modelopt(model, raw: dict) -> ModelOpt | None:
     NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8: _MODELOPT_LINEAR); None for another method, another algo (FP8 per tensor
     or per channel: no alignment), MIXED_PRECISION (per-layer algos, not read) or an exclusion list kvplan cannot
     match (single experts)."""
-    return _read_modelopt(model, raw, _MODELOPT_LINEAR)
+    return _read_modelopt(model, raw, (*_MODELOPT_LINEAR, "MIXED_PRECISION"))
 
 
-def _mxfp8_served(mo: ModelOpt) -> bool:
-    """ModelOptMxFp8Config: modelopt.py ModelOptMxFp8FusedMoE serves the routed experts, unless they are stored
-    NVFP4 (moe_quant_algo)."""
-    return mo.algo == "MXFP8" and mo.moe_algo != "NVFP4"
+def _expert_algos(mo: ModelOpt) -> set[str]:
+    """What serves the routed experts (mlp.experts), excluded ones left out: under MIXED_PRECISION each layer's
+    quant_algo (ModelOptMixedPrecisionConfig.get_quant_method); otherwise the config's, where ModelOptMxFp8Config
+    serves MXFP8 experts with ModelOptMxFp8FusedMoE unless moe_quant_algo is NVFP4 (routed_expert_weight_key)."""
+    algos = module_algos(mo, "mlp.experts", range(mo.layers))
+    if mo.quantized_layers is None and mo.algo == "MXFP8" and mo.moe_algo == "NVFP4":
+        return set()
+    return algos
+
+
+# ModelOptMixedPrecisionConfig.get_quant_method: routed experts of these algos go to fp8.py Fp8MoEMethod with
+# fp8_block_config (weight_block_size [g, g], g the block-FP8 entries' one group_size, 128 by default)
+_BLOCK_FP8_MOE = ("FP8_PB_WO", "FP8_BLOCK_SCALES")
+
+
+def mixed_expert_block(mo: ModelOpt | None) -> tuple[int, int] | None:
+    """The FP8 blocks of a MIXED_PRECISION checkpoint's block-FP8 routed experts (fp8.py Fp8MoEMethod, whose rules
+    engines/vllm_widths.py _experts applies); None otherwise, or where the entries disagree on group_size
+    (ModelOptMixedPrecisionConfig.__init__ raises for that whatever the split)."""
+    if mo is None or mo.quantized_layers is None or not _expert_algos(mo) & set(_BLOCK_FP8_MOE):
+        return None
+    sizes = {info.get("group_size", 128) for info in mo.quantized_layers.values()
+             if str(info.get("quant_algo") or "").upper() in _BLOCK_FP8_MOE}
+    size = sizes.pop() if len(sizes) == 1 else None
+    return (size, size) if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
 
 def modelopt_row(mo: ModelOpt, part: str, cls: str, width: int, tp: int, module: str, layers: range) -> str | None:
     """Why ModelOpt's weight scheme refuses a RowParallelLinear of input `width` split over TP tp."""
-    per_rank, (scheme, align, message) = width // tp, _MODELOPT_LINEAR[mo.algo]
-    if per_rank % align == 0 or not quantized(mo, module, layers):
-        return None
-    return (f"vLLM 0.34 splits the ModelOpt {mo.algo} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} / "
-            f"{tp}), not a multiple of {align}: '{message.format(n=per_rank)}' (quantization/modelopt.py "
-            f"{scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+    per_rank = width // tp
+    for algo in sorted(module_algos(mo, module, layers) & set(_MODELOPT_LINEAR)):
+        scheme, align, message = _MODELOPT_LINEAR[algo]
+        if per_rank % align:
+            name = algo if mo.quantized_layers is None else f"MIXED_PRECISION ({algo} layers)"
+            return (f"vLLM 0.34 splits the ModelOpt {name} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} "
+                    f"/ {tp}), not a multiple of {align}: '{message.format(n=per_rank)}' (quantization/modelopt.py "
+                    f"{scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+    return None
 
 
 def o_proj(model_type: str, raw: dict, tp: int, mo: ModelOpt | None) -> str | None:
     """The attention's o_proj (_O_PROJ) under ModelOpt, built before the layer's MLP; a head count TP does not
     divide is fit/grid.py split_reason's."""
-    cls = _O_PROJ.get(model_type) if mo else None
+    cls, rule = _O_PROJ.get(model_type, (None, None)) if mo else (None, None)
     heads, hidden = _int(raw, "num_attention_heads"), _int(raw, "hidden_size")
     if cls is None or not heads or not hidden or undivides(heads, tp):
         return None
-    head_dim = hidden // heads if model_type == "qwen2" else (_int(raw, "head_dim") or hidden // heads)
+    head_dim = {"hidden": hidden // heads, "config": _int(raw, "head_dim") or hidden // heads,
+                "head_dim": _int(raw, "head_dim"), "v_head_dim": _int(raw, "v_head_dim")}[rule]
+    if not head_dim or (rule == "v_head_dim" and not (_int(raw, "qk_nope_head_dim") or _int(raw, "qk_rope_head_dim"))):
+        return None  # no width read, or deepseek_v2.py's MHA DeepseekAttention (no rope / nope dims): not listed
     return modelopt_row(mo, "attention o_proj", cls, heads * head_dim, tp, "self_attn.o_proj", range(mo.layers))
 
 
@@ -138,8 +178,7 @@ def ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int,
 def mxfp8_experts(mo: ModelOpt | None, width: int, split: int) -> str | None:
     """ModelOpt MXFP8's routed experts split `split` ways: ModelOptMxFp8FusedMoE.create_weights needs the intermediate
     per rank a multiple of 32 (unless moe_quant_algo is NVFP4, or the experts are excluded)."""
-    if mo is not None and _mxfp8_served(mo) and (width // split) % 32 and quantized(mo, "mlp.experts",
-                                                                                   range(mo.layers)):
+    if mo is not None and (width // split) % 32 and "MXFP8" in _expert_algos(mo):
         return (f"vLLM 0.34 splits the ModelOpt MXFP8 experts' intermediate size of {width:,} into {width // split:,} "
                 f"a rank ({width:,} / {split}), not a multiple of 32: 'MXFP8 MoE requires "
                 f"intermediate_size_per_partition divisible by 32, got {width // split}.' (quantization/modelopt.py "
@@ -203,5 +242,5 @@ def _ct_wna16_experts(q: dict, width: int, per_rank: int, split: int) -> str | N
     return None
 
 
-__all__ = ["CT_SITE", "ModelOpt", "ct_block", "ct_experts", "modelopt", "modelopt_row", "mxfp8_experts", "o_proj",
-           "quantized", "wna16_experts"]
+__all__ = ["CT_SITE", "ModelOpt", "ct_block", "ct_experts", "mixed_expert_block", "modelopt", "modelopt_row",
+           "mxfp8_experts", "o_proj", "wna16_experts"]
