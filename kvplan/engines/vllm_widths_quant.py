@@ -10,15 +10,25 @@ vllm 0.34.0 wheel (vllm/model_executor/layers/quantization/...):
   block_n = K."). Its experts: compressed_tensors_moe_w8a8_fp8.py CompressedTensorsW8A8Fp8MoEMethod.create_weights
   calls validate_fp8_block_shape_moe with no refinement (down against block_k where the TP world size > 1).
 
-- ModelOpt (modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8): modelopt.py
-  ModelOptLinearMethod.create_weights hands a linear layer's input per rank to the weight scheme resolve() picks
-  by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16, KFp8Block128 (FP8_PB_WO) 128,
-  KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by input: the dense and shared
-  experts' down_proj and, in _O_PROJ's families, the attention's o_proj (built before the MLP). MXFP8's routed
-  experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless moe_quant_algo NVFP4.
-  A module the exclude list names is served unquantized (is_layer_excluded), unchecked. Not modelled: FP8 per
-  tensor / channel (no alignment), MIXED_PRECISION, NVFP4 experts (ModelOptNvFp4FusedMoE.create_weights checks
-  nothing; the MoE backends pad or check by kernel and card, not read), FP8_PB_WO experts, other families' o_proj.
+- ModelOpt (modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8 / modelopt_mixed, read by
+  engines/modelopt_config.py): modelopt.py ModelOptLinearMethod.create_weights hands a linear layer's input per rank
+  to the weight scheme resolve() picks by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16,
+  KFp8Block128 (FP8_PB_WO) 128, KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by
+  input: the dense and shared experts' down_proj and the attention's o_proj (built before the MLP) of the families
+  in _O_PROJ (the check is the linear method's, any family's; listed are those whose o_proj input was read).
+  MXFP8's routed experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless
+  moe_quant_algo NVFP4. MIXED_PRECISION (ModelOptMixedPrecisionConfig.get_quant_method): each module takes its
+  quantized_layers algo (a linear not named: unquantized); experts MXFP8 as above, FP8_PB_WO / FP8_BLOCK_SCALES
+  to fp8.py Fp8MoEMethod with blocks [group_size, group_size] (mixed_expert_block; vllm_widths.py _experts applies
+  its refine / validate rule). A module the exclude list names is served unquantized (is_layer_excluded),
+  unchecked. Not refused: FP8 per tensor / channel linears and experts (ModelOptFp8MoEMethod.create_weights checks
+  nothing; flashinfer_utils.py align_moe_weights_for_fi pads), the non-mixed FP8_PB_WO experts (served by
+  ModelOptFp8MoEMethod). Not modelled: NVFP4 experts. ModelOptNvFp4FusedMoE.create_weights checks nothing; at
+  process_weights_after_loading the backend fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend picks by card
+  decides: FlashInfer TRT-LLM pads the intermediate a rank to 64 (gated), the CUTLASS backends raise
+  NotImplementedError for gated experts whose 2 x intermediate a rank is not a multiple of 128
+  (flashinfer_fp4_moe.py prepare_nvfp4_moe_layer_for_fi_or_cutlass after nvfp4_utils.py swizzle_blockscale;
+  vllm-project/vllm#48624): card-dependent, so not refused here. Nor the o_proj of unlisted families.
 
 - GPTQ / AWQ routed experts (wna16_experts): auto_gptq.py AutoGPTQConfig.get_quant_method and auto_awq.py
   AutoAWQConfig.get_quant_method ask marlin_utils.py check_moe_marlin_supports_layer(allow_tile_padding=True):
