@@ -46,8 +46,8 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
 - ModelOpt NVFP4 (a config whose quant_algo is NVFP4 / W4A16_NVFP4): modelopt_quant.py
   ModelOptFp4LinearMethod.create_weights ("Unsupported model when in features size is not multiple of 16") and
   ModelOptNvFp4A16LinearMethod.create_weights ("... input feature size is not a multiple of 16") need a linear's
-  input a rank % 16: the down_proj's. The config and its exclusion list are read as engines/vllm_widths_quant.py
-  modelopt reads them (SGLang's own is_layer_excluded is not compared); checked where the dense down_proj is
+  input a rank % 16: the down_proj's. The config and its exclusion list are read by engines/modelopt_config.py
+  modelopt, as for vLLM (SGLang's own is_layer_excluded is not compared); checked where the dense down_proj is
   quantized in some layer. ModelOpt FP8 (ModelOptFp8LinearMethod.create_weights) checks no alignment.
 - MXFP4 (gpt-oss): mxfp4.py Mxfp4MoEMethod.create_weights rounds the experts' intermediate a rank up (to 64, or
   128 on Marlin): no refusal; its linears are unquantized.
@@ -113,9 +113,9 @@ def kernel(model, raw: dict, capability: tuple[int, int] | None) -> Kernel | Non
     if str(sglang_method_below_sm80(q) or "").startswith("modelopt"):
         # the config's method itself (not served_quantization): kvplan sizes no W4A16_NVFP4 weights, whose
         # weight_dtype then stays the float one, yet SGLang serves them quantized
-        from .vllm_widths_quant import modelopt, quantized
+        from .modelopt_config import modelopt, quantized
 
-        mo = modelopt(model, raw)
+        mo = modelopt(model, raw, _NVFP4)
         nvfp4 = mo is not None and mo.algo in _NVFP4 and quantized(mo, "mlp.down_proj", range(mo.layers))
         return Kernel(_NVFP4[mo.algo], 16) if nvfp4 else None
     if method == "compressed-tensors" and sm >= 80 and int_weight_only(q):

@@ -65,8 +65,8 @@ from __future__ import annotations
 from .fp8_blocks import config_int as _int, fp8_block, moe_block_error
 from .vision_heads import undivides
 from .vllm_widths_quant import (CT_SITE, ModelOpt as _ModelOpt, ct_block as _ct_block, ct_experts as _ct_experts,
-                                modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts, o_proj as _o_proj,
-                                wna16_experts)
+                                mixed_expert_block, modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts,
+                                o_proj as _o_proj, wna16_experts)
 
 # model_type -> vLLM 0.34's module of the dense MLP (gate_up_proj MergedColumnParallelLinear, down_proj
 # RowParallelLinear) of config.intermediate_size, every layer
@@ -222,7 +222,7 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     why = ((_o_proj(model_type, raw, tp, mo) if tp > 1 else None)
            or (_dense(model_type, raw, tp, block, site, mo) if tp > 1 else None)
            or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a, mo) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block, site, mo, read))
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block or mixed_expert_block(mo), site, mo, read))
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 

@@ -10,15 +10,25 @@ vllm 0.34.0 wheel (vllm/model_executor/layers/quantization/...):
   block_n = K."). Its experts: compressed_tensors_moe_w8a8_fp8.py CompressedTensorsW8A8Fp8MoEMethod.create_weights
   calls validate_fp8_block_shape_moe with no refinement (down against block_k where the TP world size > 1).
 
-- ModelOpt (modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8): modelopt.py
-  ModelOptLinearMethod.create_weights hands a linear layer's input per rank to the weight scheme resolve() picks
-  by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16, KFp8Block128 (FP8_PB_WO) 128,
-  KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by input: the dense and shared
-  experts' down_proj and, in _O_PROJ's families, the attention's o_proj (built before the MLP). MXFP8's routed
-  experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless moe_quant_algo NVFP4.
-  A module the exclude list names is served unquantized (is_layer_excluded), unchecked. Not modelled: FP8 per
-  tensor / channel (no alignment), MIXED_PRECISION, NVFP4 experts (ModelOptNvFp4FusedMoE.create_weights checks
-  nothing; the MoE backends pad or check by kernel and card, not read), FP8_PB_WO experts, other families' o_proj.
+- ModelOpt (modelopt: a config vLLM names modelopt / modelopt_fp4 / modelopt_mxfp8 / modelopt_mixed, read by
+  engines/modelopt_config.py): modelopt.py ModelOptLinearMethod.create_weights hands a linear layer's input per rank
+  to the weight scheme resolve() picks by quant_algo (_MODELOPT_LINEAR): KNvfp4Static (NVFP4, W4A16_NVFP4) 16,
+  KFp8Block128 (FP8_PB_WO) 128, KMxfp8Static (MXFP8) 32, each a ValueError. The row-parallel layers are split by
+  input: the dense and shared experts' down_proj and the attention's o_proj (built before the MLP) of the families
+  in _O_PROJ (the check is the linear method's, any family's; listed are those whose o_proj input was read).
+  MXFP8's routed experts: ModelOptMxFp8FusedMoE.create_weights (intermediate_size_per_partition % 32), unless
+  moe_quant_algo NVFP4. MIXED_PRECISION (ModelOptMixedPrecisionConfig.get_quant_method): each module takes its
+  quantized_layers algo (a linear not named: unquantized); experts MXFP8 as above, FP8_PB_WO / FP8_BLOCK_SCALES
+  to fp8.py Fp8MoEMethod with blocks [group_size, group_size] (mixed_expert_block; vllm_widths.py _experts applies
+  its refine / validate rule). A module the exclude list names is served unquantized (is_layer_excluded),
+  unchecked. Not refused: FP8 per tensor / channel linears and experts (ModelOptFp8MoEMethod.create_weights checks
+  nothing; flashinfer_utils.py align_moe_weights_for_fi pads), the non-mixed FP8_PB_WO experts (served by
+  ModelOptFp8MoEMethod). Not modelled: NVFP4 experts. ModelOptNvFp4FusedMoE.create_weights checks nothing; at
+  process_weights_after_loading the backend fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend picks by card
+  decides: FlashInfer TRT-LLM pads the intermediate a rank to 64 (gated), the CUTLASS backends raise
+  NotImplementedError for gated experts whose 2 x intermediate a rank is not a multiple of 128
+  (flashinfer_fp4_moe.py prepare_nvfp4_moe_layer_for_fi_or_cutlass after nvfp4_utils.py swizzle_blockscale;
+  vllm-project/vllm#48624): card-dependent, so not refused here. Nor the o_proj of unlisted families.
 
 - GPTQ / AWQ routed experts (wna16_experts): auto_gptq.py AutoGPTQConfig.get_quant_method and auto_awq.py
   AutoAWQConfig.get_quant_method ask marlin_utils.py check_moe_marlin_supports_layer(allow_tile_padding=True):
@@ -39,9 +49,8 @@ compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) check
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
-
 from .fp8_blocks import config_int as _int, ct_groups, int_weight_only
+from .modelopt_config import ModelOpt, modelopt as _read_modelopt, module_algos
 from .vision_heads import undivides
 
 # where compressed-tensors checks the blocks (no merged-layer allowance, no MoE refinement)
@@ -52,10 +61,23 @@ _NVFP4_IN = ("KNvfp4Static", 16, "Unsupported model when in features size is not
 _MODELOPT_LINEAR = {"NVFP4": _NVFP4_IN, "W4A16_NVFP4": _NVFP4_IN,
                     "FP8_PB_WO": ("KFp8Block128", 128, "FP8_PB_WO requires in divisible by 128, got {n}"),
                     "MXFP8": ("KMxfp8Static", 32, "MXFP8 requires input size divisible by 32, got {n}")}
-# model_type -> vLLM 0.34's attention whose o_proj is a RowParallelLinear of total_num_heads x head_dim (head_dim:
-# the config's, else hidden / heads; qwen2.py always hidden / heads)
-_O_PROJ = {"llama": "llama.py LlamaAttention.o_proj", "qwen2": "qwen2.py Qwen2Attention.o_proj",
-           "qwen3": "qwen3.py Qwen3Attention.o_proj"}
+# model_type -> (vLLM 0.34's attention whose o_proj is a RowParallelLinear of total heads x the width a head, that
+# width's rule). The linear check is the method's (ModelOptLinearMethod.create_weights), so any family's quantized
+# o_proj meets it; listed are the families whose o_proj input was read. "config": the config's head_dim, else
+# hidden / heads (llama.py LlamaAttention.__init__; qwen3.py, qwen3_moe.py Qwen3MoeAttention alike); "hidden":
+# hidden / heads always (qwen2.py, qwen2_moe.py Qwen2MoeAttention); "head_dim": config.head_dim (llama4.py
+# Llama4Attention); "v_head_dim": num_attention_heads x v_head_dim (deepseek_v2.py DeepseekV2MLAAttention and
+# DeepseekV2Attention, both RowParallelLinear(num_heads * v_head_dim); the MHA DeepseekAttention of model_type
+# "deepseek" or no rope / nope dims is not listed)
+_O_PROJ = {"llama": ("llama.py LlamaAttention.o_proj", "config"),
+           "mistral": ("mistral.py MistralAttention.o_proj (LlamaAttention)", "config"),
+           "qwen2": ("qwen2.py Qwen2Attention.o_proj", "hidden"),
+           "qwen3": ("qwen3.py Qwen3Attention.o_proj", "config"),
+           "qwen2_moe": ("qwen2_moe.py Qwen2MoeAttention.o_proj", "hidden"),
+           "qwen3_moe": ("qwen3_moe.py Qwen3MoeAttention.o_proj", "config"),
+           "llama4": ("llama4.py Llama4Attention.o_proj", "head_dim"),
+           "deepseek_v2": ("deepseek_v2.py DeepseekV2MLAAttention.o_proj", "v_head_dim"),
+           "deepseek_v3": ("deepseek_v2.py DeepseekV2MLAAttention.o_proj", "v_head_dim")}
 
 
 def ct_block(model, raw: dict) -> tuple[int, int] | None:
@@ -84,83 +106,66 @@ def ct_block(model, raw: dict) -> tuple[int, int] | None:
     return blocks.pop() if len(blocks) == 1 else None
 
 
-class ModelOpt(NamedTuple):
-    """A ModelOpt checkpoint's linear scheme (_MODELOPT_LINEAR) and what its config leaves unquantized."""
-    algo: str
-    scheme: str
-    align: int
-    message: str
-    excluded: Callable[[str], bool]
-    layers: int
-    mxfp8_experts: bool  # modelopt.py ModelOptMxFp8FusedMoE serves the routed experts
-
-
 def modelopt(model, raw: dict) -> ModelOpt | None:
-    """The ModelOpt scheme vLLM 0.34 serves this checkpoint's linear layers with (a config ModelOptFp8Config /
-    ModelOptNvFp4Config / ModelOptMxFp8Config builds, by quant_algo: NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8); None
-    for another method, another algo (FP8 per tensor or per channel: no alignment), MIXED_PRECISION (per-layer
-    algos, not read) or an exclusion list kvplan cannot match (single experts)."""
-    from ..configs.checkpoint_dtype import checkpoint_quantization_config
-    from ..configs.quant_bytes import Unsized
-    from ..configs.quant_exclude import MODELOPT, Matcher
-    from ..configs.quant_online import vllm_method
+    """The ModelOpt config (engines/modelopt_config.py) of a checkpoint whose linear layers vLLM 0.34 serves with an
+    aligned scheme (a config ModelOptFp8Config / ModelOptNvFp4Config / ModelOptMxFp8Config builds, by quant_algo:
+    NVFP4 / W4A16_NVFP4, FP8_PB_WO, MXFP8: _MODELOPT_LINEAR); None for another method, another algo (FP8 per tensor
+    or per channel: no alignment), MIXED_PRECISION (per-layer algos, not read) or an exclusion list kvplan cannot
+    match (single experts)."""
+    return _read_modelopt(model, raw, (*_MODELOPT_LINEAR, "MIXED_PRECISION"))
 
-    # the config's method itself, not pre_ampere.py served_quantization: kvplan sizes no FP8_PB_WO weights (its
-    # weight_dtype stays the float one), which vLLM still serves quantized
-    q = checkpoint_quantization_config(raw) or {}
-    if (getattr(model, "online_quantization", "") or vllm_method(q, str(raw.get("model_type") or ""))
-            not in ("modelopt", "modelopt_fp4", "modelopt_mxfp8")):
+
+def _expert_algos(mo: ModelOpt) -> set[str]:
+    """What serves the routed experts (mlp.experts), excluded ones left out: under MIXED_PRECISION each layer's
+    quant_algo (ModelOptMixedPrecisionConfig.get_quant_method); otherwise the config's, where ModelOptMxFp8Config
+    serves MXFP8 experts with ModelOptMxFp8FusedMoE unless moe_quant_algo is NVFP4 (routed_expert_weight_key)."""
+    algos = module_algos(mo, "mlp.experts", range(mo.layers))
+    if mo.quantized_layers is None and mo.algo == "MXFP8" and mo.moe_algo == "NVFP4":
+        return set()
+    return algos
+
+
+# ModelOptMixedPrecisionConfig.get_quant_method: routed experts of these algos go to fp8.py Fp8MoEMethod with
+# fp8_block_config (weight_block_size [g, g], g the block-FP8 entries' one group_size, 128 by default)
+_BLOCK_FP8_MOE = ("FP8_PB_WO", "FP8_BLOCK_SCALES")
+
+
+def mixed_expert_block(mo: ModelOpt | None) -> tuple[int, int] | None:
+    """The FP8 blocks of a MIXED_PRECISION checkpoint's block-FP8 routed experts (fp8.py Fp8MoEMethod, whose rules
+    engines/vllm_widths.py _experts applies); None otherwise, or where the entries disagree on group_size
+    (ModelOptMixedPrecisionConfig.__init__ raises for that whatever the split)."""
+    if mo is None or mo.quantized_layers is None or not _expert_algos(mo) & set(_BLOCK_FP8_MOE):
         return None
-    inner = q["quantization"] if isinstance(q.get("quantization"), dict) else None
-    algo = str((inner or q).get("quant_algo") or "").upper()
-    # ModelOptQuantConfigBase.from_config: hf_quant_config.json's exclude_modules, else config.json's ignore
-    names = inner.get("exclude_modules", []) if inner is not None else q.get("ignore", q.get("exclude_modules", []))
-    if algo not in _MODELOPT_LINEAR or not isinstance(names, list):
-        return None
-    names = tuple(str(n) for n in names)
-    try:
-        matcher = Matcher(MODELOPT, names)
-    except Unsized:
-        return None
-
-    def excluded(name: str) -> bool:  # is_layer_excluded: wildcards, and the substring match older exports need
-        return matcher(name) or any(n in name for n in names)
-
-    # ModelOptMxFp8Config: experts stored NVFP4 (moe_quant_algo, read from the "quantization" layout) go elsewhere
-    moe = str((inner or {}).get("moe_quant_algo") or "").upper()
-    return ModelOpt(algo, *_MODELOPT_LINEAR[algo], excluded, _int(raw, "num_hidden_layers") or 1,
-                     algo == "MXFP8" and moe != "NVFP4")
-
-
-# the module names a layer's modules take in a text model and in a multimodal model's language model
-_LAYER_PREFIXES = ("model.layers", "language_model.model.layers", "model.language_model.layers")
-
-
-def quantized(mo: ModelOpt, module: str, layers: range) -> bool:
-    """Whether ModelOpt quantizes `module` (model.layers.<i>.<module>) in some layer of `layers`: an excluded one is
-    served unquantized (ModelOptQuantConfigBase.get_quant_method: UnquantizedLinearMethod), unchecked; a layer any
-    spelling of whose name is excluded counts as excluded."""
-    return any(not any(mo.excluded(f"{pre}.{i}.{module}") for pre in _LAYER_PREFIXES) for i in layers)
+    sizes = {info.get("group_size", 128) for info in mo.quantized_layers.values()
+             if str(info.get("quant_algo") or "").upper() in _BLOCK_FP8_MOE}
+    size = sizes.pop() if len(sizes) == 1 else None
+    return (size, size) if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
 
 def modelopt_row(mo: ModelOpt, part: str, cls: str, width: int, tp: int, module: str, layers: range) -> str | None:
     """Why ModelOpt's weight scheme refuses a RowParallelLinear of input `width` split over TP tp."""
     per_rank = width // tp
-    if per_rank % mo.align == 0 or not quantized(mo, module, layers):
-        return None
-    return (f"vLLM 0.34 splits the ModelOpt {mo.algo} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} / "
-            f"{tp}), not a multiple of {mo.align}: '{mo.message.format(n=per_rank)}' (quantization/modelopt.py "
-            f"{mo.scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+    for algo in sorted(module_algos(mo, module, layers) & set(_MODELOPT_LINEAR)):
+        scheme, align, message = _MODELOPT_LINEAR[algo]
+        if per_rank % align:
+            name = algo if mo.quantized_layers is None else f"MIXED_PRECISION ({algo} layers)"
+            return (f"vLLM 0.34 splits the ModelOpt {name} {part} ({cls}) into {per_rank:,} inputs a rank ({width:,} "
+                    f"/ {tp}), not a multiple of {align}: '{message.format(n=per_rank)}' (quantization/modelopt.py "
+                    f"{scheme}.create_weights, from ModelOptLinearMethod.create_weights)")
+    return None
 
 
 def o_proj(model_type: str, raw: dict, tp: int, mo: ModelOpt | None) -> str | None:
     """The attention's o_proj (_O_PROJ) under ModelOpt, built before the layer's MLP; a head count TP does not
     divide is fit/grid.py split_reason's."""
-    cls = _O_PROJ.get(model_type) if mo else None
+    cls, rule = _O_PROJ.get(model_type, (None, None)) if mo else (None, None)
     heads, hidden = _int(raw, "num_attention_heads"), _int(raw, "hidden_size")
     if cls is None or not heads or not hidden or undivides(heads, tp):
         return None
-    head_dim = hidden // heads if model_type == "qwen2" else (_int(raw, "head_dim") or hidden // heads)
+    head_dim = {"hidden": hidden // heads, "config": _int(raw, "head_dim") or hidden // heads,
+                "head_dim": _int(raw, "head_dim"), "v_head_dim": _int(raw, "v_head_dim")}[rule]
+    if not head_dim or (rule == "v_head_dim" and not (_int(raw, "qk_nope_head_dim") or _int(raw, "qk_rope_head_dim"))):
+        return None  # no width read, or deepseek_v2.py's MHA DeepseekAttention (no rope / nope dims): not listed
     return modelopt_row(mo, "attention o_proj", cls, heads * head_dim, tp, "self_attn.o_proj", range(mo.layers))
 
 
@@ -183,8 +188,7 @@ def ct_experts(width: int, per_rank: int, split: int, tp: int, block: tuple[int,
 def mxfp8_experts(mo: ModelOpt | None, width: int, split: int) -> str | None:
     """ModelOpt MXFP8's routed experts split `split` ways: ModelOptMxFp8FusedMoE.create_weights needs the intermediate
     per rank a multiple of 32 (unless moe_quant_algo is NVFP4, or the experts are excluded)."""
-    if mo is not None and mo.mxfp8_experts and (width // split) % 32 and quantized(mo, "mlp.experts",
-                                                                                   range(mo.layers)):
+    if mo is not None and (width // split) % 32 and "MXFP8" in _expert_algos(mo):
         return (f"vLLM 0.34 splits the ModelOpt MXFP8 experts' intermediate size of {width:,} into {width // split:,} "
                 f"a rank ({width:,} / {split}), not a multiple of 32: 'MXFP8 MoE requires "
                 f"intermediate_size_per_partition divisible by 32, got {width // split}.' (quantization/modelopt.py "
@@ -248,5 +252,5 @@ def _ct_wna16_experts(q: dict, width: int, per_rank: int, split: int) -> str | N
     return None
 
 
-__all__ = ["CT_SITE", "ModelOpt", "ct_block", "ct_experts", "modelopt", "modelopt_row", "mxfp8_experts", "o_proj",
-           "quantized", "wna16_experts"]
+__all__ = ["CT_SITE", "ModelOpt", "ct_block", "ct_experts", "mixed_expert_block", "modelopt", "modelopt_row",
+           "mxfp8_experts", "o_proj", "wna16_experts"]
