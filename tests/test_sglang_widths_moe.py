@@ -139,3 +139,18 @@ def test_compressed_tensors_wna16_experts_sgl_37089(tmp_path):
     # a B200 (SM 10.0) serves symmetric 4-bit group 128 without actorder on CompressedTensorsWNA16TritonMoE: not
     # checked, so not refused there
     assert _tp(path, "--gpu", "b200", "--context", "4k", "--engine", "sglang", "--tp", "4") == 4
+
+
+def test_fit_screens_the_experts_split_per_card(tmp_path):
+    from kvplan.fit.grid import parse_gpus
+    from kvplan.fit.search import FitRequest, search
+
+    # Qwen3-30B-A3B-GPTQ-Int4 (above): fit screens TP 8 out (the gate_up gemm's N 192 % 128) and keeps TP 4
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", "q30fit.json", quantization_config=GPTQ, torch_dtype="float16")
+    req = FitRequest(path, 4096, 1, tuple(parse_gpus("h100")), max_gpus=8, engine="sglang")
+    result = search(req, verify_top=1)
+    by_split = {(c.tp, c.pp): c for c in result.candidates if c.dp == 1 and not c.ep}
+    c = by_split[(8, 1)]
+    assert not c.ok and c.constraint == "split" and "(MKN = [M, 2048, 192]" in c.reason
+    assert by_split[(4, 1)].ok
+    assert all(c.tp != 8 or c.ep for c in result.passing)
