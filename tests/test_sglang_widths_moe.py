@@ -18,6 +18,9 @@ from __future__ import annotations
 from kvplan_inprocess import bundled_variant, estimate_json, refused_line
 
 # Qwen/Qwen3-30B-A3B-GPTQ-Int4's quantization_config fields (AutoGPTQ / GPTQModel style)
+# (the GPTQ variants below say torch_dtype float16: SGLang serves the config's dtype under --dtype auto
+# (configs/model_config.py _get_and_verify_dtype), and a BF16 GPTQ MoE fails fused_marlin_moe's scale-dtype assert at
+# every TP, sgl-project/sglang#20599: a separate failure, not modelled)
 GPTQ = {"bits": 4, "group_size": 128, "desc_act": False, "sym": True, "quant_method": "gptq"}
 AWQ = {"bits": 4, "group_size": 128, "zero_point": True, "quant_method": "awq", "version": "gemm"}
 CT = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
