@@ -28,7 +28,8 @@ widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/
   fit/grid.py split_reason checks), modules an Fp8Config leaves unquantized (ignored_layers), a --moe-runner-backend other than auto (kvplan has no flag for it). The FP8 rules are applied to
   0.5.23 plans (rules.release), the asserts to every release.
 - GPTQ / AWQ (Marlin or not), compressed-tensors WNA16, FP8 on Marlin below SM 8.9 and ModelOpt NVFP4: the MLPs'
-  linears a rank, engines/sglang_widths_quant.py (its module doc), on a known card (Split.capability), 0.5.23.
+  linears a rank, engines/sglang_widths_quant.py (its module doc), on a known card (Split.capability), 0.5.23; the
+  routed experts under GPTQ / AWQ / compressed-tensors WNA16, engines/sglang_widths_moe.py.
 
 The model files read, by family (_FAMILIES; the first failing module in build order is named: a layer's MLP
 after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first). Qwen3-Next and
@@ -151,7 +152,9 @@ def _mlp(width: int | None, group: int, cls: str, what: str, block, quant=None) 
             "layers/quantization/fp8.py Fp8LinearMethod.validate_block_quant_shapes)")
 
 
-def _experts(width: int | None, split: Split, block) -> str | None:
+def _experts(width: int | None, split: Split, block, moe_quant=None, quant=None) -> str | None:
+    """The routed experts' FusedMoE over moe_tp; moe_quant: their sglang_widths_moe.Scheme, whose build error is
+    checked here and whose Experts join quant's built list for the checks after loading."""
     group = 1 if split.ep else split.gpus
     if width is None:
         return None
@@ -160,6 +163,14 @@ def _experts(width: int | None, split: Split, block) -> str | None:
                 f"(no --ep-size), which does not divide it ({width:,} % {group} = {width % group}: "
                 "layers/moe/fused_moe_triton/layer.py FusedMoE.__init__ asserts intermediate_size % moe_tp_size == 0; "
                 "with --ep the experts are whole)")
+    if moe_quant is not None and quant is not None:
+        from .sglang_widths_moe import Experts, build_error
+
+        experts = Experts("FusedMoE (the routed experts)", width, group, quant[1])
+        quant[2].append(experts)
+        why = build_error(moe_quant, experts)
+        if why:
+            return f"SGLang 0.5.23 splits the routed experts: {why}"
     if block is None:
         return None
     per_rank, (block_n, block_k) = width // group, block
@@ -215,18 +226,23 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
     shared_width = _shared_width(raw, family)
     if family.fused_if_routed_width and shared_width == expert_width:
         shared_width = None  # fused into the routed experts on CUDA (qwen2_moe.py can_fuse_shared_expert)
-    from .sglang_widths_quant import kernel, refusal as quant_refusal
+    from .sglang_widths_quant import kernel
 
     kern = kernel(model, raw, split.capability) if (release or READ_IN).startswith(READ_IN) else None
     built: list = []
     quant = (kern, config_int(raw, "hidden_size") or 0, built) if kern else None
+    from .sglang_widths_moe import scheme as moe_scheme
+
+    moe_quant = moe_scheme(kern, raw, split.capability) if moe and expert_width else None
     why = ((_mlp(config_int(raw, "intermediate_size"), dense_group, family.dense, "dense MLP intermediate_size", block,
                  quant) if has_dense else None)
-           or (_experts(expert_width, split, block) if moe else None)
+           or (_experts(expert_width, split, block, moe_quant, quant) if moe else None)
            or (_mlp(shared_width, 1 if split.replicated_shared else split.gpus, family.shared,
                     "shared experts' intermediate size", block, quant) if moe and family.shared else None))
-    if not why and kern:  # built: the repack after loading, then the first forward (sglang_widths_quant)
-        late = quant_refusal(kern, built)
+    if not why and kern:  # built: the repack after loading, then the first forward (sglang_widths_quant, _moe)
+        from .sglang_widths_moe import late_refusal
+
+        late = late_refusal(kern, moe_quant, built)
         why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 

@@ -52,10 +52,9 @@ and FP8 served by Marlin. Read in the sglang 0.5.23 wheel (python/sglang/srt/...
 - MXFP4 (gpt-oss): mxfp4.py Mxfp4MoEMethod.create_weights rounds the experts' intermediate a rank up (to 64, or
   128 on Marlin): no refusal; its linears are unquantized.
 
-Not checked: the attention's linears, the routed experts under these schemes (read in part: GPTQMarlinMoEScheme
-builds them at any width, gptq_marlin_moe_repack asserts size_k % 16, and the Marlin MoE kernel checks size_k %
-num_groups at the first forward, but how the down projection's scale rows meet one rank's share was not settled;
-AWQ's MoE method and the moe_wna16 fallback not read; vLLM's rule is engines/vllm_widths_quant.py wna16_experts), a config with modules_to_not_convert, whether a
+Not checked here: the attention's linears, the routed experts under these schemes (engines/sglang_widths_moe.py,
+whose late_refusal runs this module's repack_error / forward_error for the linears), a config with
+modules_to_not_convert, whether a
 GPTQ group straddling two ranks loads right (nothing in the wheel refuses it), the non-Marlin GPTQ at SM 8.0+
 (GPTQLinearScheme._init_kernel raises whatever the widths).
 """
