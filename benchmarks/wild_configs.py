@@ -5,6 +5,9 @@ builds on the meta device is printed beside kvplan's (transformers and torch nee
 so). For a sweep of real Hub configs (docs/models.md, "Real configs from the Hub"):
 
     $REPO/.venv/bin/python $REPO/benchmarks/wild_configs.py FOLDER [--meta]
+
+FOLDER holds NAME.json files, or NAME/config.json folders (with the checkpoint's hf_quant_config.json or
+quantize_config.json beside it).
 """
 
 from __future__ import annotations
@@ -45,9 +48,12 @@ def main() -> None:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--meta", action="store_true", help="also count the parameters with transformers (meta device)")
     args = ap.parse_args()
-    for path in sorted(args.folder.glob("*.json")):
+    # FOLDER/NAME.json, or FOLDER/NAME/config.json where a checkpoint's side files (hf_quant_config.json,
+    # quantize_config.json) sit beside it, as kvplan reads them for a config.json (kvplan/sources.py)
+    paths = sorted([*args.folder.glob("*.json"), *args.folder.glob("*/config.json")])
+    for path in paths:
         d, outcome = _estimate(path)
-        line = f"{path.stem}: "
+        line = f"{path.parent.name if path.name == 'config.json' else path.stem}: "
         if d is None:
             line += outcome
         else:

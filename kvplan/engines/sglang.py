@@ -544,6 +544,12 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         else:
             draft = int(c.bytes * speculation.draft_layers / c.full_layers)
     rest_bytes, states, ratio, given = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
+    if c.kind == "hybrid_swa" and rules.swa_split_on_cell and rest_bytes <= 0:
+        # 0.5.23 kv_cache_configurator.py _profile_available_bytes raises ("Loaded weights leave no GPU memory for
+        # the KV cache") before any pool configurator runs, so the sliding-window check below never sees a negative
+        # budget (it would report a pool of negative tokens)
+        raise PlanError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
+                        "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
     if c.kind == "hybrid_swa" and rules.swa_split_on_cell:  # 0.5.23 HybridSWAPoolConfigurator
         per_full = (c.full_per_token * c.full_layers + draft
                     + swa_full_tokens_ratio * c.swa_per_token * (c.swa_layers + d_swa))
