@@ -20,7 +20,7 @@ from kvplan_inprocess import bundled_variant, estimate_json, refused_line
 # Qwen/Qwen3-30B-A3B-GPTQ-Int4's quantization_config fields (AutoGPTQ / GPTQModel style)
 # (the GPTQ variants below say torch_dtype float16: SGLang serves the config's dtype under --dtype auto
 # (configs/model_config.py _get_and_verify_dtype), and a BF16 GPTQ MoE fails fused_marlin_moe's scale-dtype assert at
-# every TP, sgl-project/sglang#20599: a separate failure, not modelled)
+# every TP, sgl-project/sglang#20599: test_bf16_gptq_experts_fail_at_every_split)
 GPTQ = {"bits": 4, "group_size": 128, "desc_act": False, "sym": True, "quant_method": "gptq"}
 AWQ = {"bits": 4, "group_size": 128, "zero_point": True, "quant_method": "awq", "version": "gemm"}
 CT = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
@@ -157,3 +157,33 @@ def test_fit_screens_the_experts_split_per_card(tmp_path):
     assert not c.ok and c.constraint == "split" and "(MKN = [M, 2048, 192]" in c.reason
     assert by_split[(4, 1)].ok
     assert all(c.tp != 8 or c.ep for c in result.passing)
+
+
+def test_bf16_gptq_experts_fail_at_every_split(tmp_path):
+    # GPTQMarlinMoEScheme.create_weights allocates w13_scales / w2_scales as torch.half whatever the model dtype, and
+    # fused_marlin_moe asserts hidden_states.dtype == w1_scale.dtype: a bfloat16 model (served in bfloat16 under
+    # --dtype auto) fails at the first forward at every TP, --ep too (sgl-project/sglang#20599; PR #22121 reproduced it
+    # with Qwen3.5-35B-A3B-GPTQ-Int4; 0.5.23 still hard-codes torch.half)
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", "q30gptq_bf16.json", quantization_config=GPTQ,
+                           torch_dtype="bfloat16")
+    for args in (("--tp", "1"), ("--tp", "4"), ("--tp", "8", "--ep")):
+        line = refused_line(path, *H100, *args)
+        assert "GPTQ experts of a bfloat16 model" in line and "w1_scale.dtype (torch.float16)" in line
+        assert "sgl-project/sglang#20599" in line and "torch_dtype float16" in line
+    # the same shapes in float16 start at TP 1 / 4 (test_qwen3_30b_a3b_gptq_int4); AWQ's and compressed-tensors'
+    # MoE schemes allocate their scales in params_dtype (awq_moe.py AWQMoEScheme, compressed_tensors_wNa16_moe.py),
+    # so a bfloat16 AWQ / W4A16 MoE is not refused for it
+    ct = bundled_variant(tmp_path, "qwen3-30b-a3b", "q30ct_bf16.json", quantization_config=CT, torch_dtype="bfloat16")
+    assert _tp(ct, *H100, "--tp", "2") == 2
+
+
+def test_gptq_experts_split_over_tp_get_the_scale_rows_note(tmp_path):
+    # float16 GPTQ experts at TP 2 start (768 / 2 = 384 a rank: test_qwen3_30b_a3b_gptq_int4) but the down scales
+    # are read against groups of 128 / 2 = 64 (the whole width's 6 rows for a rank's 384 inputs): a note citing
+    # sgl-project/sglang#36822; at TP 1 and with --ep (moe_tp 1) nothing is split, so no note
+    path = bundled_variant(tmp_path, "qwen3-30b-a3b", "q30gptq.json", quantization_config=GPTQ, torch_dtype="float16")
+
+    def noted(*args):
+        return any("sgl-project/sglang#36822" in n for n in estimate_json(path, *H100, *args)["engine"]["notes"])
+
+    assert noted("--tp", "2") and not noted("--tp", "1") and not noted("--tp", "8", "--ep")

@@ -494,7 +494,7 @@ def refuse_unread(model, dep, rules: Rules) -> list[str]:
         check_tower(model, dep.tp if dep is not None else 1, dep.dp if dep is not None else 1)
     from .sglang_widths import check as check_widths  # a text MLP / expert / FP8-block width SGLang cannot split
 
-    check_widths(model, dep, rules.release)
+    check_widths(model, dep, rules.release, notes)
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):

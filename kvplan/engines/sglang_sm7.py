@@ -66,7 +66,7 @@ QUANT_MIN_CAPABILITY = {name: cap for cap, names in ((60, _AT_60), (70, _AT_70),
 FLOAT16_ONLY = ("awq",)  # AWQConfig.get_supported_act_dtypes: [torch.float16] on CUDA
 
 
-def _served_dtype(model) -> str:
+def served_dtype(model) -> str:
     """The dtype SGLang 0.5.23's --dtype auto serves the checkpoint in (_get_and_verify_dtype)."""
     if model.float_dtype not in ("float32", "fp32"):
         return "float16" if model.float_dtype in ("float16", "fp16", "half") else "bfloat16"
@@ -89,7 +89,7 @@ def _check_quantization(model, capability: tuple[int, int], version: str, sm: st
     refuse_below_min_capability(f"SGLang {version}", method, QUANT_MIN_CAPABILITY, capability,
                                 "model_loader/loader.py _get_quantization_config", "serve a checkpoint whose method "
                                 "runs there (AWQ from SM 7.5, compressed-tensors from 7.0, GGUF from 6.0)")
-    served = _served_dtype(model)
+    served = served_dtype(model)
     if method in FLOAT16_ONLY and served != "float16":
         raise UsageError(f"SGLang {version} refuses this {served} {method} checkpoint on an {sm} card: "
                          f"'torch.{served} is not supported for quantization method {method}. Supported dtypes: "
@@ -111,7 +111,7 @@ def check_pre_ampere(model, capability: tuple[int, int] | None, version: str, kv
                      f"{READ_IN} only (bfloat16 kept, the quantization methods' minimum capabilities)")
         return
     _check_quantization(model, capability, version, sm)
-    if _served_dtype(model) == "bfloat16":
+    if served_dtype(model) == "bfloat16":
         notes.append(f"SGLang {version} serves this checkpoint in bfloat16 on an {sm} card too (configs/model_config.py"
                      " _get_and_verify_dtype: no capability check, no float16 fallback); whether its kernels run "
                      "bfloat16 below SM 8.0 was not read: --dtype float16 serves it in the same 2 bytes an element")

@@ -240,9 +240,10 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
            or (_mlp(shared_width, 1 if split.replicated_shared else split.gpus, family.shared,
                     "shared experts' intermediate size", block, quant) if moe and family.shared else None))
     if not why and kern:  # built: the repack after loading, then the first forward (sglang_widths_quant, _moe)
+        from .sglang_sm7 import served_dtype
         from .sglang_widths_moe import late_refusal
 
-        late = late_refusal(kern, moe_quant, built)
+        late = late_refusal(kern, moe_quant, built, served_dtype(model))
         why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 
@@ -260,8 +261,22 @@ def split_of(model, tp: int, dp: int = 1, ep: bool = False, gpu=None, a2a: str |
                  and (model.architecture or "") in _SM100_TRTLLM, capability)
 
 
-def check(model, dep, release: str | None = None) -> None:
-    """Raise the refusal line where SGLang fails to build the text model at this deployment (dep None: TP 1)."""
+def _scale_note(model, split: Split, release: str | None) -> str | None:
+    """sglang_widths_moe.tp_scale_note for this launch's routed experts (0.5.23 only)."""
+    from ..capacity.experts import is_moe
+    from .sglang_widths_moe import scheme, tp_scale_note
+    from .sglang_widths_quant import kernel
+    from .vllm_load import raw_config
+
+    raw = raw_config(model)
+    if split.ep or split.gpus == 1 or not raw or not (release or READ_IN).startswith(READ_IN) or not is_moe(model):
+        return None
+    return tp_scale_note(scheme(kernel(model, raw, split.capability), raw, split.capability), split.gpus)
+
+
+def check(model, dep, release: str | None = None, notes: list[str] | None = None) -> None:
+    """Raise the refusal line where SGLang fails to build the text model at this deployment (dep None: TP 1); add to
+    `notes` what starts but is known to compute wrong (sglang_widths_moe.tp_scale_note)."""
     from ..errors import UsageError
 
     split = (split_of(model, dep.tp, dep.dp, bool(dep.ep), dep.gpu, dep.a2a, dep.replicated_shared, dep.sglang_groups)
@@ -270,6 +285,9 @@ def check(model, dep, release: str | None = None) -> None:
     if why:
         raise UsageError(why, HINT + (", or add --ep for the experts" if "routed expert" in why and not split.ep
                                       else ""))
+    note = _scale_note(model, split, release) if notes is not None else None
+    if note:
+        notes.append(note)
 
 
 __all__ = ["Split", "check", "refusal", "split_of"]

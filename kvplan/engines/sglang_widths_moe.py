@@ -43,9 +43,13 @@ the whole hidden size h. Read in the sglang 0.5.23 wheel (python/sglang/srt/... 
 
 Not checked: activations other than silu (check_moe_marlin_supports_layer), modules_to_not_convert / ignore lists
 (kernel() gives no method then), compressed-tensors actorder "weight" (whether SGLang's enum equals "static" was not
-read), asymmetric zero-point repacking, the BF16 model whose GPTQ Marlin MoE scales are float16
-(GPTQMarlinMoEScheme.create_weights hard-codes torch.half; fused_marlin_moe asserts the dtypes match: #20599, at
-every TP), the Triton WNA16 MoE and ROCm paths.
+read), asymmetric zero-point repacking, the Triton WNA16 MoE and ROCm paths.
+
+A bfloat16 model's GPTQ experts fail at every split: GPTQMarlinMoEScheme.create_weights allocates w13_scales and
+w2_scales as torch.half (AWQMoEScheme and CompressedTensorsWNA16MoE take params_dtype), and fused_marlin_moe asserts
+the activations' dtype equals both scales' (MXFP4 / NVFP4 Marlin aside) before the kernel runs: at the first forward,
+after the repack (sgl-project/sglang#20599, reproduced with Qwen3.5-35B-A3B-GPTQ-Int4 in PR #22121; the fixes #20601,
+#21556 and #22121 were closed unmerged and #35955 is open, so 0.5.23 still hard-codes torch.half). dtype_error.
 """
 
 from __future__ import annotations
@@ -204,12 +208,41 @@ def forward_error(s: Scheme | None, e: Experts) -> str | None:
     return None
 
 
-def late_refusal(kern, s: Scheme | None, built: list) -> str | None:
+def dtype_error(s: Scheme | None, served: str | None) -> str | None:
+    """fused_marlin_moe's dtype assert for GPTQ experts served in bfloat16 (module doc), at any split."""
+    from .sglang_widths_quant import _FIRST_FORWARD
+
+    if s is None or s.kind != "gptq" or served != "bfloat16":
+        return None
+    return ("GPTQ experts of a bfloat16 model: 'moe_wna16_marlin_gemm assumes hidden_states.dtype (torch.bfloat16) =="
+            " w1_scale.dtype (torch.float16)' at any split (gptq/schemes/gptq_moe.py GPTQMarlinMoEScheme.create_weights"
+            " allocates the scales as torch.half; fused_marlin_moe.py fused_marlin_moe asserts the dtypes match; "
+            f"sgl-project/sglang#20599) {_FIRST_FORWARD}; SGLang starts it with --dtype float16: plan a copy of the "
+            "config with torch_dtype float16 (the same 2 bytes an element)")
+
+
+def tp_scale_note(s: Scheme | None, moe_tp: int) -> str | None:
+    """The GPTQ experts split over moe_tp > 1 start but read their down scales laid out for the other act-order case
+    (module doc): a note, not a refusal."""
+    if s is None or s.kind != "gptq" or moe_tp == 1:
+        return None
+    return (f"SGLang 0.5.23 splits these GPTQ experts over MoE TP {moe_tp} with their down projection's scale rows laid "
+            "out for the other act-order case (gptq/schemes/gptq_moe.py GPTQMarlinMoEScheme.create_weights: the whole "
+            "width's rows without desc_act, a rank's share with it; FusedMoE._load_w2 ignores load_full_w2): it "
+            "starts, but the Marlin MoE kernel then reads the scales against the wrong groups, which "
+            "sgl-project/sglang#36822 and #35955 (open) report as wrong output or NaNs; --ep keeps every expert "
+            "whole (moe_tp 1)")
+
+
+def late_refusal(kern, s: Scheme | None, built: list, served: str | None = None) -> str | None:
     """After every module is built: the repack errors over `built` (the MLP linears and the experts, in build order),
-    then the first forward's."""
+    then the first forward's (an expert block's dtype assert before its gemms); served: the model's serving dtype."""
     from .sglang_widths_quant import forward_error as linear_forward, repack_error as linear_repack
 
-    for linear_check, experts_check in ((linear_repack, repack_error), (linear_forward, forward_error)):
+    def experts_forward(s: Scheme | None, e: Experts) -> str | None:
+        return dtype_error(s, served) or forward_error(s, e)
+
+    for linear_check, experts_check in ((linear_repack, repack_error), (linear_forward, experts_forward)):
         for item in built:
             why = experts_check(s, item) if isinstance(item, Experts) else linear_check(kern, item)
             if why:
@@ -217,4 +250,5 @@ def late_refusal(kern, s: Scheme | None, built: list) -> str | None:
     return None
 
 
-__all__ = ["Experts", "Scheme", "build_error", "forward_error", "late_refusal", "repack_error", "scheme"]
+__all__ = ["Experts", "Scheme", "build_error", "dtype_error", "forward_error", "late_refusal", "repack_error", "scheme",
+           "tp_scale_note"]
