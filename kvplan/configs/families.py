@@ -3,7 +3,7 @@
 Each record is data: field aliases and defaults (as in transformers'
 configuration_<family>.py), the layer kinds the family can have, the markers it
 writes, and the rule that derives kinds when a config lists none. The rows live
-in modules by kind (families_decoders, families_multimodal, families_attention,
+in modules by kind (families_decoders, families_remote, families_multimodal, families_attention,
 families_hybrid, with what they share in family_common; the refusals by name in
 families_refused, and the two newest engine-led groups in vllm_own and
 vllm34_text); this module joins them. Every row has
@@ -19,17 +19,20 @@ from . import rnj1, vl_wrappers, vllm_own, vllm34_text
 from .family import Family
 from .family_common import GEMMA3_TEXT_DEFAULTS, GENERIC
 from .families_attention import ROWS as _ATTENTION_ROWS
-from .families_decoders import ROWS as _DECODER_ROWS
+from .families_decoders import GENERIC_RULE_ROWS, MHA_ROWS
 from .families_hybrid import ROWS as _HYBRID_ROWS
 from .families_multimodal import ROWS as _MULTIMODAL_ROWS, SPEECH_V034_ROWS
 from .families_refused import PARAMS_OFF, REFUSED, REFUSED_ARCHITECTURES
+from .families_remote import ROWS as _REMOTE_ROWS
 from .markers import pattern_default
 
 
-# the records in the order the row modules list them (FAMILIES keeps it): decoders, multimodal wrappers, other KV-head
-# rules and MLA, hybrids, vLLM 0.34's own config classes and new text architectures, then the speech wrappers
-_ROWS: list[Family] = [*_DECODER_ROWS, *_MULTIMODAL_ROWS, *_ATTENTION_ROWS, *_HYBRID_ROWS, *vllm_own.ROWS,
-                       *vllm34_text.ROWS, *SPEECH_V034_ROWS]
+# the records in the order the row modules list them (FAMILIES keeps it): decoders (the generic rule's, the remote-code
+# Llama-likes, MHA), multimodal wrappers, other KV-head rules and MLA, hybrids, vLLM 0.34's own config classes and new
+# text architectures, then the speech wrappers
+_ROWS: list[Family] = [*GENERIC_RULE_ROWS, *_REMOTE_ROWS, *MHA_ROWS, *_MULTIMODAL_ROWS, *_ATTENTION_ROWS, *_HYBRID_ROWS,
+                       *vllm_own.ROWS, *vllm34_text.ROWS, *SPEECH_V034_ROWS]
+
 
 def _table(rows: list[Family]) -> dict[str, Family]:
     table: dict[str, Family] = {}

@@ -10,8 +10,8 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_he
                         multi_query_kv_heads)
 from .family import Family
 from . import sarvam
-from . import params_classic  # StableLM, ChatGLM, OPT counters (helper tabclassic)
-from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
+from . import params_classic  # StableLM, ChatGLM, OPT counters
+from . import vllm34_text  # vLLM 0.34's new text architectures
 from .hybrid import (kda_state, lightning_state)
 from .markers import (bailing_kinds, dots3_dsa, dots3_kinds, dots3_layer_dims, glm_dsa_indexers, hy_v4_indexers,
                       kimi_default, mistral_large4_indexers, mistral_large4_rope)

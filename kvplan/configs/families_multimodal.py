@@ -9,7 +9,7 @@ from . import params_decoder, params_generic, params_moe_more, params_ssm
 from .attention import (explicit_head_dim, gqa_from_hidden)
 from .family import Family
 from . import speech_wrappers
-from . import params_muse, params_step  # Muse Spark's and Step-3.5's counters (helper step35)
+from . import params_muse, params_step  # Muse Spark's and Step-3.5's counters
 from .hybrid import rg_lru_state
 from .markers import (from_max_window_layers, gemma4_layer_dims, gemma4_kinds, last_of_four_full, llama4_kinds, pattern_default,
                       per_layer_config_dims, step3p5_kinds)

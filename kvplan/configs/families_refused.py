@@ -7,7 +7,7 @@ from . import audio_wrappers, vllm_own
 from . import encoder_decoders
 from . import encoders_refused
 from . import speech_wrappers
-from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
+from . import vllm34_text  # vLLM 0.34's new text architectures
 
 
 _ENCODER = "an encoder model (transformers can run it as a decoder only for fine-tuning); nobody serves it with a KV cache"
