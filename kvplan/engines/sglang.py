@@ -460,6 +460,14 @@ class SglangPool:
         return lines
 
 
+def _served_dtype(model) -> str:
+    """The model dtype SGLang 0.5.23 serves in (sglang_sm7.served_dtype): the KV cache's under kv_cache_dtype auto
+    (mem_cache/kv_cache_dtype.py configure_kv_cache_dtype: auto takes the model dtype)."""
+    from .sglang_sm7 import served_dtype
+
+    return served_dtype(model)
+
+
 TORCH_DTYPES = {"fp8_e4m3": "torch.float8_e4m3fn", "fp8_e5m2": "torch.float8_e5m2", "bf16": "torch.bfloat16",
                 "bfloat16": "torch.bfloat16"}
 
@@ -597,7 +605,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                              "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
-                      TORCH_DTYPES.get(dtype, "torch.float16" if model.float_dtype == "float16" else "torch.bfloat16"),
+                      TORCH_DTYPES.get(dtype, f"torch.{_served_dtype(model)}"),
                       draft + int(swa_full_tokens_ratio * c.swa_per_token * d_swa), ratio if states is not None else 0,
                       given,
                       speculation.draft_tokens if speculation is not None else 0)

@@ -66,14 +66,35 @@ QUANT_MIN_CAPABILITY = {name: cap for cap, names in ((60, _AT_60), (70, _AT_70),
 FLOAT16_ONLY = ("awq",)  # AWQConfig.get_supported_act_dtypes: [torch.float16] on CUDA
 
 
+# arg_groups/model_override_base.py MODEL_OVERRIDES: "These models require bfloat16 regardless of the requested dtype"
+_BF16_ARCHS = ("MistralLarge3ForCausalLM", "PixtralForConditionalGeneration")
+
+
+def _names_no_dtype(raw: dict) -> bool:
+    """Whether the config names no dtype where SGLang 0.5.23 reads it: configs/model_config.py _get_and_verify_dtype
+    on hf_text_config (config.dtype, else torch_dtype), whose text sub-config takes the parent's dtype where it names
+    none (utils/hf_transformers/common.py get_hf_text_config); none at all is taken as float32."""
+    from ..configs.resolve_family import nested_text
+
+    return not any(d.get("dtype") or d.get("torch_dtype") for d in (raw, nested_text(raw) or {}))
+
+
 def served_dtype(model) -> str:
-    """The dtype SGLang 0.5.23's --dtype auto serves the checkpoint in (_get_and_verify_dtype)."""
-    if model.float_dtype not in ("float32", "fp32"):
-        return "float16" if model.float_dtype in ("float16", "fp16", "half") else "bfloat16"
-    from ..configs.quant_online import served_float32_as
+    """The dtype SGLang 0.5.23's --dtype auto serves the checkpoint in (_get_and_verify_dtype): the config's, float16
+    for float32 or none named (bfloat16 for Gemma), bfloat16 where an architecture override forces it."""
     from .vllm_load import raw_config
 
-    return served_float32_as("sglang", raw_config(model) or {"model_type": model.model_type})
+    raw = raw_config(model) or {}
+    archs = raw.get("architectures") or []
+    quant = raw.get("quantization_config")
+    if any(a in _BF16_ARCHS for a in archs) or ("GptOssForCausalLM" in archs and isinstance(quant, dict)
+                                                and quant.get("quant_method") == "mxfp4"):
+        return "bfloat16"  # the above, and model_overrides/gpt_oss.py ("use bf16 for mxfp4 triton kernels")
+    if model.float_dtype not in ("float32", "fp32") and not (raw and _names_no_dtype(raw)):
+        return "float16" if model.float_dtype in ("float16", "fp16", "half") else "bfloat16"
+    from ..configs.quant_online import served_float32_as
+
+    return served_float32_as("sglang", raw or {"model_type": model.model_type})
 
 
 def _check_quantization(model, capability: tuple[int, int], version: str, sm: str) -> None:
