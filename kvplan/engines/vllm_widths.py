@@ -41,6 +41,8 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   modules_to_not_convert (Fp8Config.get_quant_method serves those modules unquantized) or store_dtype (other experts).
 - compressed-tensors block FP8, ModelOpt's per-rank alignment and the GPTQ / AWQ / compressed-tensors WNA16 routed
   experts (Marlin MoE, else the MoeWNA16Method fallback): engines/vllm_widths_quant.py (its module doc), 0.34 only.
+- NVFP4 routed experts (ModelOpt, compressed-tensors), whose backend, and so whose width rule, depends on the card:
+  engines/vllm_nvfp4_moe.py, on the card of `capability` (refusal, check; card_refusal alone for `kvplan fit`).
 
 Not refused, and why: GPTQ / AWQ (auto_gptq.py AutoGPTQLinearMethod, auto_awq.py AutoAWQMarlinLinearMethod) choose a
 kernel in kernels/linear/__init__.py choose_mp_linear_kernel: Marlin refuses an input per rank that its group size
@@ -52,7 +54,8 @@ are gone from 0.34, and whether a group straddling two ranks then loads right is
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
 Marlin). MXFP4 (gpt-oss: mxfp4.py GptOssMxfp4MoEMethod / Mxfp4MoEMethod.maybe_roundup_sizes, fused_moe/oracle/
 mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size) rounds the experts' width a rank up; its linear layers
-are unquantized. compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) checks no alignment.
+are unquantized. compressed-tensors NVFP4 linears (compressed_tensors_w4a4_nvfp4.py create_weights) check no
+alignment (its experts: engines/vllm_nvfp4_moe.py).
 
 Not checked: compressed-tensors' other schemes, online --quantization, the attention projections' FP8 blocks.
 Families not in _DENSE: OLMo 2, StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read);
