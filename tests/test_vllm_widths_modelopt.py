@@ -12,9 +12,9 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   ModelOptMxFp8FusedMoE (create_weights: intermediate_size_per_partition % 32), FP8_PB_WO -> fp8.py Fp8MoEMethod
   with blocks [group_size, group_size] (128 by default): fused_moe/oracle/fp8.py refine_fp8_moe_block_shape keeps
   gcd(128, 128, per rank, hidden) where >= 32, else validate_fp8_block_shape_moe refuses.
-- NVFP4 routed experts are not refused: ModelOptNvFp4FusedMoE.create_weights checks nothing, and whether
-  process_weights_after_loading refuses depends on the backend select_nvfp4_moe_backend picks by card (module doc of
-  vllm_widths_quant.py): not modelled, so a width that only some backends reject is planned here.
+- NVFP4 routed experts: ModelOptNvFp4FusedMoE.create_weights checks nothing; the backend select_nvfp4_moe_backend
+  picks by card decides (engines/vllm_nvfp4_moe.py; tests/test_vllm_nvfp4_moe.py): on the B200 used here FlashInfer
+  TRT-LLM pads the intermediate a rank to 64, so no expert width below is refused.
 
 Published configs (tests/data/modelopt_published, byte for byte from ai-dynamo/aiconfigurator
 aic-core/src/aiconfigurator_core/model_configs/, commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce):
@@ -59,7 +59,7 @@ WEIGHTS = ("--weights", "32GB")
 def test_qwen3_235b_a22b_nvfp4_planned_at_every_tp(tmp_path, tp):
     # nvidia/Qwen3-235B-A22B-NVFP4 (qwen3_moe: 64 heads x head_dim 128, hidden 4,096, moe_intermediate_size 1,536;
     # exclude_modules: lm_head and each layer's mlp.gate, so o_proj is NVFP4): o_proj 8,192 / 16 = 512 = 32 x 16,
-    # / 8 = 1,024, / 4 = 2,048, / 2 = 4,096; experts 1,536 / 16 = 96 (ModelOptNvFp4FusedMoE checks nothing).
+    # / 8 = 1,024, / 4 = 2,048, / 2 = 4,096; experts 1,536 / 16 = 96 (B200: TRT-LLM pads it to 128).
     assert _tp(_published(tmp_path, "qwen3-235b-a22b-nvfp4"), tp) == tp
 
 

@@ -192,9 +192,11 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
 
         check_vision_heads(model, tp, encoder_data)
     if tp * dp > 1:  # a text MLP / expert / FP8-block width the split does not divide (engines/vllm_widths.py)
+        from ..capacity.gpus import CUDA_CAPABILITY
         from .vllm_widths import check as check_widths
 
-        check_widths(model, tp, dp, ep, release or rules.version, a2a)
+        # the card decides the NVFP4 experts' backend (engines/vllm_nvfp4_moe.py); no card: its rules skipped
+        check_widths(model, tp, dp, ep, release or rules.version, a2a, CUDA_CAPABILITY.get(gpu) if gpu else None)
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):

@@ -41,6 +41,8 @@ the vllm 0.34.0 wheel (vllm/model_executor/...):
   modules_to_not_convert (Fp8Config.get_quant_method serves those modules unquantized) or store_dtype (other experts).
 - compressed-tensors block FP8, ModelOpt's per-rank alignment and the GPTQ / AWQ / compressed-tensors WNA16 routed
   experts (Marlin MoE, else the MoeWNA16Method fallback): engines/vllm_widths_quant.py (its module doc), 0.34 only.
+- NVFP4 routed experts (ModelOpt, compressed-tensors), whose backend, and so whose width rule, depends on the card:
+  engines/vllm_nvfp4_moe.py, on the card of `capability` (refusal, check; card_refusal alone for `kvplan fit`).
 
 Not refused, and why: GPTQ / AWQ (auto_gptq.py AutoGPTQLinearMethod, auto_awq.py AutoAWQMarlinLinearMethod) choose a
 kernel in kernels/linear/__init__.py choose_mp_linear_kernel: Marlin refuses an input per rank that its group size
@@ -52,7 +54,8 @@ are gone from 0.34, and whether a group straddling two ranks then loads right is
 The FP8 Marlin fallback below SM 8.9 falls through the same way (_POSSIBLE_FP8_BLOCK_KERNELS: Humming, Triton after
 Marlin). MXFP4 (gpt-oss: mxfp4.py GptOssMxfp4MoEMethod / Mxfp4MoEMethod.maybe_roundup_sizes, fused_moe/oracle/
 mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size) rounds the experts' width a rank up; its linear layers
-are unquantized. compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py create_weights) checks no alignment.
+are unquantized. compressed-tensors NVFP4 linears (compressed_tensors_w4a4_nvfp4.py create_weights) check no
+alignment (its experts: engines/vllm_nvfp4_moe.py).
 
 Not checked: compressed-tensors' other schemes, online --quantization, the attention projections' FP8 blocks.
 Families not in _DENSE: OLMo 2, StarCoder2, StableLM have no 0.34 model file (Transformers backend, not read);
@@ -64,6 +67,7 @@ from __future__ import annotations
 
 from .fp8_blocks import config_int as _int, fp8_block, moe_block_error
 from .vision_heads import undivides
+from .vllm_nvfp4_moe import refusal as _card
 from .vllm_widths_quant import (CT_SITE, ModelOpt as _ModelOpt, ct_block as _ct_block, ct_experts as _ct_experts,
                                 mixed_expert_block, modelopt as _modelopt, modelopt_row as _modelopt_row, mxfp8_experts,
                                 o_proj as _o_proj, wna16_experts)
@@ -101,6 +105,8 @@ _SHARED = {
 # where each block check is made: the FP8 method's (compressed-tensors': vllm_widths_quant.CT_SITE)
 _FP8_SITE = "fp8.py Fp8LinearMethod.create_weights"
 READ_IN = "0.34"
+CARD_HINT = ("choose a --tp that leaves each rank a multiple of 64 of the experts' width, add --ep (the experts whole), "
+             "or plan a card whose backend pads them (SM 10.x; SM 7.5 - 9.0)")
 HINT = "choose a --tp that gives each rank a whole share of the width the line names (FP8 blocks: a multiple of the block)"
 
 
@@ -199,11 +205,12 @@ def _experts(model, raw: dict, split: int, tp: int, block, site: str = _FP8_SITE
 
 
 def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None,
-            a2a: str | None = None) -> str | None:
+            a2a: str | None = None, capability: tuple[int, int] | None = None) -> str | None:
     """Why vLLM fails to build this text model at --tp tp (--data-parallel-size dp, --enable-expert-parallel ep,
-    --all2all-backend a2a): its dense MLP, its shared experts, then its routed experts (module doc); None where it
-    builds them, or nothing is checked. The FP8 block rules are applied to vLLM 0.34 (version None: the latest)
-    only."""
+    --all2all-backend a2a): its dense MLP, its shared experts, then its routed experts (module doc), then, on a card
+    of CUDA `capability` (None: unknown, the card's rules skipped), what its NVFP4 expert backend refuses
+    (card_refusal); None where it builds them, or nothing is checked. The FP8 block rules are applied to vLLM 0.34
+    (version None: the latest) only."""
     from .vllm_load import raw_config
     from .vllm_rules import TP_REPLICATED
 
@@ -222,18 +229,37 @@ def refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None =
     why = ((_o_proj(model_type, raw, tp, mo) if tp > 1 else None)
            or (_dense(model_type, raw, tp, block, site, mo) if tp > 1 else None)
            or (_shared(model, model_type, raw, tp, dp, ep, block, site, a2a, mo) if tp > 1 else None)
-           or _experts(model, raw, 1 if ep else tp * dp, tp, block or mixed_expert_block(mo), site, mo, read))
+           or _experts(model, raw, 1 if ep else tp * dp, tp, block or mixed_expert_block(mo), site, mo, read)
+           or (_card(model, raw, mo, 1 if ep else tp * dp, capability) if read and block is None else None))
+    return f"--tp {tp} with --engine vllm: {why}" if why else None
+
+
+def card_refusal(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None,
+                 capability: tuple[int, int] | None = None) -> str | None:
+    """Only the card's part of refusal (`kvplan fit` asks it per GPU, refusal once per split): the NVFP4 routed
+    experts split 1 (--ep) or tp x dp ways on a card of `capability` (engines/vllm_nvfp4_moe.py), vLLM 0.34 only."""
+    from .vllm_load import raw_config
+    from .vllm_rules import TP_REPLICATED
+
+    raw = raw_config(model) if tp * dp > 1 and capability is not None else None
+    if not raw or raw.get("model_type") in TP_REPLICATED or not (version or READ_IN).startswith(READ_IN):
+        return None
+    why = _card(model, raw, _modelopt(model, raw), 1 if ep else tp * dp, capability)
     return f"--tp {tp} with --engine vllm: {why}" if why else None
 
 
 def check(model, tp: int, dp: int = 1, ep: bool = False, version: str | None = None,
-          a2a: str | None = None) -> None:
-    """Raise the refusal line where vLLM fails to build the text model at this split."""
+          a2a: str | None = None, capability: tuple[int, int] | None = None) -> None:
+    """Raise the refusal line where vLLM fails to build the text model at this split (on a card of `capability`,
+    where known)."""
     from ..errors import UsageError
 
-    why = refusal(model, tp, dp, ep, version, a2a)
+    why = refusal(model, tp, dp, ep, version, a2a, capability)
     if why:
-        raise UsageError(why, HINT + (", or add --ep for the experts" if "routed expert" in why else ""))
+        hint = (HINT + ", or add --ep for the experts" if "routed expert" in why else HINT)
+        if "NVFP4 experts" in why:
+            hint = CARD_HINT
+        raise UsageError(why, hint)
 
 
-__all__ = ["check", "refusal"]
+__all__ = ["card_refusal", "check", "refusal"]

@@ -23,12 +23,10 @@ vllm 0.34.0 wheel (vllm/model_executor/layers/quantization/...):
   its refine / validate rule). A module the exclude list names is served unquantized (is_layer_excluded),
   unchecked. Not refused: FP8 per tensor / channel linears and experts (ModelOptFp8MoEMethod.create_weights checks
   nothing; flashinfer_utils.py align_moe_weights_for_fi pads), the non-mixed FP8_PB_WO experts (served by
-  ModelOptFp8MoEMethod). Not modelled: NVFP4 experts. ModelOptNvFp4FusedMoE.create_weights checks nothing; at
-  process_weights_after_loading the backend fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend picks by card
-  decides: FlashInfer TRT-LLM pads the intermediate a rank to 64 (gated), the CUTLASS backends raise
-  NotImplementedError for gated experts whose 2 x intermediate a rank is not a multiple of 128
-  (flashinfer_fp4_moe.py prepare_nvfp4_moe_layer_for_fi_or_cutlass after nvfp4_utils.py swizzle_blockscale;
-  vllm-project/vllm#48624): card-dependent, so not refused here. Nor the o_proj of unlisted families.
+  ModelOptFp8MoEMethod). NVFP4 experts: ModelOptNvFp4FusedMoE.create_weights checks nothing; at
+  process_weights_after_loading the backend fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend picks by card decides,
+  card-dependent: engines/vllm_nvfp4_moe.py (vllm_widths.py asks it with the card's capability). Not modelled: the
+  o_proj of unlisted families.
 
 - GPTQ / AWQ routed experts (wna16_experts): auto_gptq.py AutoGPTQConfig.get_quant_method and auto_awq.py
   AutoAWQConfig.get_quant_method ask marlin_utils.py check_moe_marlin_supports_layer(allow_tile_padding=True):

@@ -110,6 +110,13 @@ def screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens, 
                 if why is not None:
                     c.reason, c.constraint = why, "split"
                     continue
+            if engine.name == "vllm":  # NVFP4 experts whose backend on this card refuses the split (vllm_nvfp4_moe)
+                from ..engines.vllm_widths import card_refusal as vllm_card_refusal
+
+                why = vllm_card_refusal(model, tp, dp, c.ep, engine.release, gpu.cuda_capability)
+                if why is not None:
+                    c.reason, c.constraint = why, "split"
+                    continue
             if pool <= 0:
                 c.reason = (f"weights do not fit: {heaviest / GIB:,.2f} GiB + reserve {req.reserve_bytes / GIB:,.2f} GiB "
                             f"per GPU exceed the usable {budget / GIB:,.2f} GiB by {-pool / GIB:,.2f} GiB")
