@@ -159,7 +159,7 @@ def moe_shape(config: dict) -> MoeShape | None:
                     return v
         return None
 
-    top_k = get("num_experts_per_tok", "experts_per_token")
+    top_k = get("num_experts_per_tok", "experts_per_token", "top_k_experts")  # top_k_experts: Gemma 4 (gemma4.py)
     inter = get("moe_intermediate_size", "intermediate_size")
     hidden = get("hidden_size")
     if not (top_k and inter and hidden):
