@@ -102,6 +102,12 @@ class QuantBytes:
     # model_types whose MoE router (the `.gate` linear) the engine quantizes like any linear layer
     # (configs/quant_online.py); elsewhere routers stay in the float dtype
     quantized_router_families: tuple[str, ...] = ()
+    # a checkpoint whose quantized linears are in more than one format (configs/quant_mixed.py): an ordered tuple of
+    # (key, that format's QuantBytes), where formats_style says how a module's names find its key (ModelOpt
+    # MIXED_PRECISION's quantized_layers names, compressed-tensors' config-group targets); read module by module
+    # (configs/weight_mixed.py). Empty: every quantized linear at bytes_per_weight
+    formats: tuple[tuple[str, "QuantBytes"], ...] = ()
+    formats_style: str = ""
 
 
 class Unsized(Exception):
@@ -319,23 +325,29 @@ def _compressed_tensors(q: dict) -> QuantBytes:
     groups = [g for g in config_groups.values() if isinstance(g, dict)] if isinstance(config_groups, dict) else []
     if not groups:
         raise Unsized("compressed-tensors: no config_groups")
-    sizes = set()
-    for group in groups:
-        targets = group.get("targets")
-        if targets not in (["Linear"], "Linear"):
-            raise Unsized(f"compressed-tensors quantizes only {targets!r}, and kvplan's parameter count does not "
-                          "split out those modules")
+    sizes, each = set(), []
+    for name, group in ((n, g) for n, g in config_groups.items() if isinstance(g, dict)):
         w = group.get("weights")
         if not isinstance(w, dict):
             raise Unsized("compressed-tensors: a config group without weights")
-        sizes.add(_ct_weight(fmt, w) + (_ct_per_tensor(fmt, group), _ct_per_row(fmt, w)))
-    if len(sizes) != 1:
-        raise Unsized("compressed-tensors: config groups of different sizes")
-    label, dtype, size, scalars, rows = sizes.pop()
+        # a group's own "format" (vLLM 0.34 compressed_tensors.py get_scheme_dict: the config's where it has none)
+        own = str(group.get("format") or fmt).lower()
+        sized = _ct_weight(own, w) + (_ct_per_tensor(own, group), _ct_per_row(own, w))
+        sizes.add(sized)
+        each.append((str(name), own, sized, group.get("targets")))
     head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
     # a kv_cache_scheme stores k_scale / v_scale (and zero points) per attention layer, whose dtype and shape
     # depend on the producer (vLLM 0.34 CompressedTensorsKVCacheMethod takes one or num_kv_heads values)
     unsized = "the KV-cache scales of its kv_cache_scheme" if isinstance(q.get("kv_cache_scheme"), dict) else ""
+    if len(sizes) != 1 or any(targets not in (["Linear"], "Linear") for *_, targets in each):
+        # groups of different formats, or targets other than every linear: a format per module
+        from .quant_mixed import compressed_tensors_mixed
+        return compressed_tensors_mixed(
+            [(name, QuantBytes(f"compressed-tensors {own} ({label})", dtype, size, per_tensor_bytes=scalars,
+                               per_output_row_bytes=rows), targets)
+             for name, own, (label, dtype, size, scalars, rows), targets in each],
+            exclusions or ("compressed-tensors", ()), head, unsized, fmt)
+    label, dtype, size, scalars, rows = sizes.pop()
     return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
                       per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized)
 
@@ -414,7 +426,10 @@ def _modelopt(q: dict) -> QuantBytes:
         head, exclusions = _ignored(excluded, "ModelOpt", False)
         return QuantBytes(f"MXFP8 (modelopt{where})", "mxfp8", 1 + 1 / 32, keeps_lm_head=head, exclusions=exclusions,
                           kv_scale_bytes=kv_bytes, unsized=kv_unsized)
-    raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4, FP8 and MXFP8")
+    if algo == "MIXED_PRECISION":  # a format per module (configs/quant_mixed.py)
+        from .quant_mixed import modelopt_mixed
+        return modelopt_mixed(inner, excluded, kv_bytes, kv_unsized, where)
+    raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4, FP8, MXFP8 and MIXED_PRECISION")
 
 
 def _mxfp8(q: dict) -> QuantBytes:

@@ -65,6 +65,8 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=
             q = online.applied(q)
         if dtype == "float32" and q.float32_stored_as is not None:  # e.g. AWQ: 16-bit whatever the config says
             dtype, plain_bytes = q.float32_stored_as, 2.0
+        if q.formats:  # more than one format, module by module (configs/weight_mixed.py)
+            return _mixed_format(f, q, layers, dims, total, dtype, plain_bytes)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
         if split is None and q.experts_bytes_per_weight is not None:
@@ -143,6 +145,21 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=
     notes = (note + head_note,)
     return (f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes,
             (whole, 0, 0, 0, kv))
+
+
+def _mixed_format(f: Fields, q, layers: list, dims, total: int, dtype: str, plain_bytes: float) -> tuple:
+    """_weight_format's answer for a checkpoint in several formats (QuantBytes.formats), module by module
+    (configs/weight_mixed.py); Unsized (no figure, with the reason) propagates to the caller."""
+    from .weight_mixed import mixed_split
+
+    stored, quantized, parts, unsized, whole, kv = mixed_split(f, q, layers, dims, total, plain_bytes)
+    plain = total - quantized
+    note = (f"weights estimated as {q.label}, module by module: " + "; ".join(parts)
+            + f"; {plain:,} parameters at {plain_bytes:g} B (the modules no entry quantizes or its list of unquantized "
+              "modules keeps, the embeddings, norms, routers and biases)")
+    if unsized:
+        note += "; estimated: not counted, as the config does not size them, " + " and ".join(unsized)
+    return (f"{q.dtype} + {dtype}", stored / total, stored / total, plain, (note,), (whole, 0, 0, 0, kv))
 
 
 def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str, plain_bytes: float) -> tuple:

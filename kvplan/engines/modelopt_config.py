@@ -89,13 +89,11 @@ def quantized(mo: ModelOpt, module: str, layers: range) -> bool:
 
 def _mixed_algo(table: dict, names: list[str], experts: bool) -> str | None:
     """ModelOptMixedPrecisionConfig._resolve_quant_algo for a module spelled `names` (its _LAYER_PREFIXES
-    spellings, which cover _quantized_layer_prefix_candidates): the name, else the first key under "<name>.", else
-    for routed experts the first key under their parent (module doc)."""
-    hit = next((table[n] for n in names if n in table), None)
-    unders = [f"{n}." for n in names] + ([n.rsplit(".experts", 1)[0] + "." for n in names] if experts else [])
-    for dot in unders:
-        if hit is None:
-            hit = next((info for key, info in table.items() if key.startswith(dot)), None)
+    spellings, which cover _quantized_layer_prefix_candidates): the entry configs/quant_mixed.py mixed_entry finds
+    (the name, else the first key under "<name>.", else for routed experts the first key under their parent)."""
+    from ..configs.quant_mixed import mixed_entry
+
+    hit = mixed_entry(table, names, experts)
     if hit is None:
         return None
     return str(hit.get("quant_algo") or "").upper() or None
