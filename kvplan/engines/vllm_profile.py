@@ -72,7 +72,9 @@ The terms, and where each comes from:
   0.17, other quantizations) the line says so. gpt-oss-20b on an A100 with 0.19
   (Marlin, 2,048 tokens): 0.14 GiB; Qwen3-235B-A22B-FP8 at TP 4 on SM120 with
   0.27 (8,192 tokens): 1.00 GiB.
-  Blind to vision encoders and attention backends that keep per-token buffers. Model Runner V2 (the default for every model from 0.29.0,
+  Blind to vision encoders and attention backends that keep per-token buffers, and to a cold torch.compile
+  (Inductor benchmarks combo subkernels on fresh full-size arguments inside the profile: config/compilation.py,
+  torch _inductor scheduler.speedup_by_combo_kernel; not sized, see docs/engines.md). Model Runner V2 (the default for every model from 0.29.0,
   MODEL_RUNNER_V2_DEFAULT_FROM, and for some architectures from 0.22:
   vllm_cudagraph.uses_model_runner_v2) samples with another pipeline, read in
   source (v1/worker/gpu/model_runner.py _dummy_sampler_run, sample/sampler.py,
