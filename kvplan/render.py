@@ -215,6 +215,12 @@ def render(report: Report, fmt: str = "table", stream=None) -> None:
         from .errors import KvplanError
 
         raise KvplanError("cannot write the output: standard output is closed", "run it with stdout open")
+    if fmt in ("json", "csv", "ndjson"):
+        # the plain lines are not part of these documents: a warning among them goes to stderr, as every other
+        # diagnostic does, so a script reading the data still sees it (`--batch 50 does not fit`)
+        for line in report.lines:
+            if line.startswith("warning:"):
+                sys.stderr.write(f"kvplan: {line}\n")
     if fmt in report.streams:
         report.streams[fmt](stream)
     elif fmt == "json":

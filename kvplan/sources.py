@@ -315,13 +315,28 @@ def _tokenizer_beside(config: Path) -> tuple[str | None, str | None]:
         return None, None
 
 
+def _bundled_base(repo_id: str):
+    """The bundled entry whose HF id the repo id extends by a '-' suffix (meta-llama/Llama-3.1-70B for
+    meta-llama/Llama-3.1-70B-Instruct, deepseek-ai/DeepSeek-V3 for ...-V3-0324), the longest; else None."""
+    lowered = repo_id.lower()
+    bases = [e for e in bundled_index().values() if lowered.startswith(e.hf_id.lower() + "-")]
+    return max(bases, key=lambda e: len(e.hf_id), default=None)
+
+
 def _hub_config(repo_id: str, revision: str | None) -> Loaded:
     """A Hub repo's config.json (one bounded request, or the local HF cache: kvplan/hub.py), with its
     hf_quant_config.json when config.json has no quantization_config (else its quantize_config.json or
     quant_config.json: with_side_quant_config, as for a folder), and its tokenizer_config.json."""
-    from .hub import config_lookup, side_file_text
+    from .hub import config_lookup, offline, side_file_text
 
-    text, source, answered = config_lookup(repo_id, revision)
+    try:
+        text, source, answered = config_lookup(repo_id, revision)
+    except SourceError as exc:
+        base = _bundled_base(repo_id) if offline() else None
+        if base is None:
+            raise
+        raise SourceError(exc.message, f"{exc.hint}; or the bundled {base.alias} ({base.hf_id}), whose name "
+                                       "this one extends: check the variant has the same architecture") from None
     raw = parse_json_text(text, source)
     if raw.get("quantization_config") is None:
         quant = side_file_text(repo_id, revision, HF_QUANT_CONFIG, answered)

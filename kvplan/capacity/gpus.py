@@ -282,11 +282,49 @@ _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx409
             "tesla-t4": "t4", "4080": "rtx-4080", "3080": "rtx-3080", "3060": "rtx-3060", "5080": "rtx-5080"}
 
 
+# words of a card's full name that do not pick the card: the vendor and line ("NVIDIA GeForce RTX 4090", "AMD
+# Instinct MI300X", "Tesla T4") and the memory type nvidia-smi appends ("NVIDIA H100 80GB HBM3")
+_NAME_NOISE = frozenset({"nvidia", "amd", "geforce", "tesla", "instinct", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6",
+                         "gddr6x", "gddr7"})
+
+
+def _resolve(key: str) -> str | None:
+    key = _ALIASES.get(key, key)
+    return key if key in CATALOG else None
+
+
+def _spelled_key(key: str) -> str | None:
+    """The catalog key of a longer spelling of a card: a memory size ("H100-80GB", "a100-40g", "l40s-48gb"), a form
+    factor ("h100-sxm5", "A100-SXM4-40GB") or the words of its full name ("NVIDIA H100 80GB HBM3"). A size must be
+    the card's datasheet memory and "sxm" an SXM card; the card is the one the rest names (its alias: "h100" is the
+    SXM card), else the only one of that name with that memory ("h100-94gb" is the NVL); anything else, None."""
+    words = [re.sub(r"^(\d+)g$", r"\1gb", w) for w in key.split("-") if w and w not in _NAME_NOISE]
+    direct = _resolve("-".join(words))
+    if direct:
+        return direct
+    sizes = {int(w[:-2]) for w in words if re.fullmatch(r"\d+gb", w)}
+    sxm = any(re.fullmatch(r"sxm\d?", w) for w in words)
+    base = "-".join(w for w in words if not re.fullmatch(r"\d+gb|sxm\d?", w))
+    if not base or not (sizes or sxm):
+        return None
+
+    def fits(k: str) -> bool:
+        gpu = CATALOG[k]
+        return (all(round(gpu.memory_bytes / GIB) == s for s in sizes)
+                and (not sxm or "SXM" in gpu.note))
+
+    named = _resolve(base)
+    if named and fits(named):
+        return named
+    same_name = [k for k in CATALOG if k.startswith(base + "-") and fits(k)]
+    return same_name[0] if len(same_name) == 1 else None
+
+
 def lookup(name: str, *, custom_hint: bool = False) -> Gpu:
     """The catalog entry of `name`; an unknown name lists the catalog, and with `custom_hint` (commands
     that take --gpu-memory and --hbm-gbps: estimate) says a GPU can be given by its figures instead."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    key = _ALIASES.get(key, key)
+    key = _resolve(key) or _spelled_key(key) or key
     if key in CATALOG:
         return CATALOG[key]
     close = difflib.get_close_matches(key, list(CATALOG), n=2)

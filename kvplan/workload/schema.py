@@ -205,6 +205,12 @@ class Checker:
             required = [k for k, f in fields.items() if f.required]
             what = "a mapping with " + (", ".join(required) if required else "any of " + ", ".join(fields))
             raise self.fail(key, f"{where}: expected {what}, got {type(value).__name__} {shown(value)}")
+        if not key and ("model_type" in value or "architectures" in value) and "model_type" not in fields:
+            # a Hugging Face config.json (JSON is YAML) given where a scenario goes: say so, not "did you mean
+            # 'techniques'?" for its first key
+            raise self.fail("", "this is a model config (it has 'model_type' / 'architectures'), not a scenario",
+                            "plan it with `kvplan estimate FILE`, or name it as the scenario's `model:`; "
+                            "docs/scenarios.md")
         for name in value:
             if name not in fields:
                 dotted = f"{key}.{name}" if key else str(name)
