@@ -182,29 +182,42 @@ def _column_widths(table: Table, cells: list[list[str]], width: int) -> list[int
     return floor
 
 
-def _rich(report: Report, stream) -> None:
+def console(**kwargs):
+    """A rich Console whose write to a closed pipe (`| head`) raises BrokenPipeError for the CLI to handle (exit 0,
+    or go on saving a bench run's files): rich's own Console.on_broken_pipe exits with status 1, which kvplan
+    keeps for a broken budget."""
     from rich.console import Console
+
+    class PipeAwareConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipeAwareConsole(**kwargs)
+
+
+def _rich(report: Report, stream) -> None:
     from rich.markup import escape
     from rich.table import Table as RichTable
 
     # width=None: rich measures the terminal, honours $COLUMNS, else 80 columns
-    console = Console(file=stream, highlight=False, soft_wrap=False)
+    out = console(file=stream, highlight=False, soft_wrap=False)
     if report.headline:
-        console.print(printable(report.headline), markup=False)
+        out.print(printable(report.headline), markup=False)
     for table in report.tables:
         # the title is a line of its own, wrapped (if at all) at the terminal's width: as rich's table title it
         # wrapped at the table's, splitting "(budget 16)" over two lines above a narrow table
-        console.print(printable(table.title), markup=False)
+        out.print(printable(table.title), markup=False)
         rt = RichTable()
         cells = [[_cell(v) for v in row] for row in table.rows]
-        widths = _column_widths(table, cells, console.width)
+        widths = _column_widths(table, cells, out.width)
         for i, col in enumerate(table.columns):
             # fold: a cell too wide for its column continues on the next line, never cut
             rt.add_column(col, justify="right" if i in table.numeric else "left", overflow="fold",
                           width=widths[i])
         for row in cells:
             rt.add_row(*[escape(text) for text in row])  # cells print as written: no [markup]
-        console.print(rt)
+        out.print(rt)
     for line in report.lines:  # plain lines: never wrapped, so they stay greppable
         stream.write(printable(line) + "\n")
 

@@ -122,7 +122,13 @@ def bench_command(
         if bar is not None:
             bar.stop()
     doc = document(run)
-    render_table(doc, Console(file=sys.stdout))  # the terminal's width ($COLUMNS honoured); cells fold
+    from ..render import console
+    from .common import _silence_stdout
+
+    try:  # the terminal's width ($COLUMNS honoured); cells fold
+        render_table(doc, console(file=sys.stdout))
+    except BrokenPipeError:  # the reader went away (`| head`): the files below are still written
+        _silence_stdout()
     # a write that still fails (disk full, folder removed meanwhile) never loses the run
     lost = [line for flag, path, make in (("--json", json_path, to_json), ("--csv", csv_path, to_csv)) if path
             for line in [save_or_rescue(path, make(doc), flag)] if line]

@@ -71,6 +71,8 @@ def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_
         write_atomic(json_path, to_json(doc))
     if csv_path:
         write_atomic(csv_path, to_csv(doc))
-    render(doc, Console(file=sys.stdout, width=160))
+    from ..render import console
+
+    render(doc, console(file=sys.stdout, width=160))
     if failed(doc):
         raise typer.Exit(1)
