@@ -226,6 +226,11 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         rows = [r[:-1] for r in rows]
         title += " (none with a quality caveat)"
     report = Report(data, [Table(title, columns, rows, numeric)], [], headline)
+    if options:
+        report.lines.append(f"columns: conc = sequences of {format_tokens(req.context_tokens)} the planner's pool holds; "
+                            f"KV/GPU GiB = the K/V of the budget's {req.concurrency} sequences on the fullest GPU "
+                            "(TP splits it by K/V heads, PP by layers); W/GPU GiB = the weights on that GPU; decode ms = the "
+                            "memory-bound floor of one decode step (weights and K/V read at the card's HBM bandwidth)")
     if req.quantization is not None:
         report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
                             f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
