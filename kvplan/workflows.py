@@ -258,11 +258,16 @@ def warn_batch(report: Report, result, engine_concurrency=None, engine_label: st
     engine_short = engine_concurrency is not None and engine_concurrency < batch
     if batch <= cap.max_concurrency and not engine_short:
         return
-    held = f"kvplan's KV pool holds {cap.max_concurrency:,} sequences of {format_tokens(result.estimate.context_tokens)}"
+    context = format_tokens(result.estimate.context_tokens)
+    held = f"kvplan's KV pool holds {cap.max_concurrency:,} sequences of {context}"
     if engine_concurrency is not None:
         held += f", {engine_label}'s {engine_concurrency:,.2f}"
-    report.lines.append(f"warning: --batch {batch:,} does not fit: {held}; the batch totals and decode floor above "
-                        f"are for all {batch:,} (--min-concurrency {batch:,} makes this an error)")
+    # one sequence (the default --batch): said as such, not as a flag the user may not have given; "the totals"
+    # rather than "above": in json / csv output the line goes to stderr, after nothing
+    what, whom = ((f"one sequence of {context}", "that one sequence") if batch == 1 else
+                  (f"--batch {batch:,}", f"all {batch:,}"))
+    report.lines.append(f"warning: {what} does not fit: {held}; the batch totals and decode floor are for {whom} "
+                        f"(--min-concurrency {batch:,} makes this an error)")
 
 
 def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_concurrency=None,
