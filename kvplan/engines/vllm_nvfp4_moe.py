@@ -3,9 +3,11 @@ the card's CUDA capability, capacity/gpus.py CUDA_CAPABILITY). Read in the vllm 
 (vllm/model_executor/layers/...):
 
 - Which experts: ModelOpt quant_algo NVFP4 (or a MIXED_PRECISION entry NVFP4) -> quantization/modelopt.py
-  ModelOptNvFp4FusedMoE; compressed-tensors whose config groups are NVFP4 (compressed_tensors.py _is_nvfp4_format:
-  tensor_group, float, 4 bits, group 16, symmetric) -> compressed_tensors_moe/compressed_tensors_moe.py
-  CompressedTensorsMoEMethod.get_moe_method -> compressed_tensors_moe_w4a4_nvfp4.py
+  ModelOptNvFp4FusedMoE; compressed-tensors whose group for the experts is NVFP4 (compressed_tensors.py
+  _is_nvfp4_format: tensor_group, float, 4 bits, group 16, symmetric) -> compressed_tensors_moe/compressed_tensors_moe.py
+  CompressedTensorsMoEMethod.get_moe_method (that group: the one get_scheme_dict / utils.py find_matched_target
+  matches for "<layer>.0.<gate|up|down>", "Linear" copied to "RoutedExperts"; the other groups' formats do not
+  matter) -> compressed_tensors_moe_w4a4_nvfp4.py
   CompressedTensorsW4A4Nvfp4MoEMethod. Neither create_weights checks the width; both ask
   fused_moe/oracle/nvfp4.py select_nvfp4_moe_backend in __init__ and convert_to_nvfp4_moe_kernel_format at
   process_weights_after_loading. W4A4 (activations NVFP4) only: a W4A16 checkpoint (W4A16_NVFP4, or no
@@ -36,7 +38,8 @@ the card's CUDA capability, capacity/gpus.py CUDA_CAPABILITY). Read in the vllm 
 Not modelled: an explicit --moe-backend, LoRA / VLLM_BATCH_INVARIANT (other classes then), the batched all2all
 formats under --enable-expert-parallel (FLASHINFER_CUTEDSL_BATCHED on SM 10.x: the experts are whole there),
 ModelOpt MXFP8 with moe_quant_algo NVFP4, families not in _EXPERTS (Nemotron-H's ungated experts pad), a
-compressed-tensors ignore list naming experts.
+compressed-tensors ignore list naming experts, compressed-tensors targets that place the experts' projections in
+different groups or differ by the layer prefix's spelling (those: nothing refused).
 """
 
 from __future__ import annotations
@@ -61,19 +64,70 @@ _RAISE = ("NotImplementedError('Intermediate size padding for w1 and w3, for %s 
           "currently supported', 'FLASHINFER_CUTLASS')")
 
 
-def _ct_nvfp4(q: dict) -> bool:
-    """A compressed-tensors config whose every config group is W4A4 NVFP4 (weights and input activations
-    _is_nvfp4_format) and whose ignore list names no experts."""
+# the checkpoint's names of the experts' gate, up and down projections (routed_experts.py RoutedExperts defaults
+# gate_proj / up_proj / down_proj; mixtral.py and minimax_m2.py pass ckpt_names ("w1", "w2", "w3") = gate, down, up)
+_PROJ = {"mixtral": ("w1", "w3", "w2"), "minimax_m2": ("w1", "w3", "w2")}
+# where vLLM's prefix differs from the checkpoint module: minimax_m2.py builds block_sparse_moe with prefix "<layer>.mlp"
+_VLLM_MODULE = {"minimax_m2": "mlp.experts"}
+
+
+def _nvfp4(args) -> bool:
+    """compressed_tensors.py _is_nvfp4_format: tensor_group, float, 4 bits, group 16, symmetric (the default)."""
+    return isinstance(args, dict) and args.get("strategy") == "tensor_group" and args.get("type") == "float" \
+        and args.get("num_bits") == 4 and args.get("group_size") == 16 and args.get("symmetric", True) is True
+
+
+def _matches(value: str, target: str, contains: bool = False) -> bool:
+    """utils/config_utils.py is_equal_or_regex_match: re.match after "re:", else equal (or, for a class name,
+    contained)."""
+    import re
+
+    if target.startswith("re:"):
+        return re.match(target[3:], value) is not None
+    return target.lower() in value.lower() if contains else target == value
+
+
+def _ct_expert_group(q: dict, model_type: str, module: str) -> dict | None:
+    """The config group vLLM 0.34 serves the routed experts with (CompressedTensorsMoEMethod.get_moe_method: the
+    "<layer>.0.<gate|up|down>" names through get_scheme_dict / find_matched_target, "Linear" copied to
+    "RoutedExperts"); None where they match no group, an ignore entry names them, their projections match different
+    groups, or the config's layer prefix spellings disagree."""
+    from .modelopt_config import _LAYER_PREFIXES
+
     groups = q.get("config_groups")
-    if not isinstance(groups, dict) or not groups or any("expert" in str(n) for n in q.get("ignore") or []):
-        return False
+    if not isinstance(groups, dict) or any("expert" in str(n) for n in q.get("ignore") or []):
+        return None
+    schemes: dict[str, dict] = {}  # target_scheme_map: targets in group order, a later group's target replacing
+    for g in groups.values():
+        targets = g.get("targets") if isinstance(g, dict) else None
+        if not isinstance(targets, list) or (len(targets) == 1 and str(targets[0]).endswith("Attention")):
+            continue  # from_config drops a group whose one target is an Attention class
+        for t in targets:
+            schemes[str(t)] = g
+    if "Linear" in schemes and "RoutedExperts" not in schemes:  # _add_fused_moe_to_target_scheme_map
+        schemes["RoutedExperts"] = schemes["Linear"]
+    module = _VLLM_MODULE.get(model_type, module)
+    found = []
+    for pre in _LAYER_PREFIXES:
+        picked = []
+        for proj in _PROJ.get(model_type, ("gate_proj", "up_proj", "down_proj")):
+            name = f"{pre}.0.{module}.0.{proj}"
+            target = (next((t for t in schemes if _matches(name, t)), None)
+                      or next((t for t in schemes if _matches("RoutedExperts", t, contains=True)), None))
+            picked.append(None if target is None else id(schemes[target]))
+        if len(set(picked)) != 1:
+            return None  # get_moe_method raises for projections in different schemes (not modelled here)
+        found.append(picked[0])
+    if len(set(found)) != 1 or found[0] is None:
+        return None
+    return next(g for g in schemes.values() if id(g) == found[0])
 
-    def nvfp4(args) -> bool:
-        return isinstance(args, dict) and args.get("strategy") == "tensor_group" and args.get("type") == "float" \
-            and args.get("num_bits") == 4 and args.get("group_size") == 16 and args.get("symmetric", True) is True
 
-    return all(isinstance(g, dict) and nvfp4(g.get("weights")) and nvfp4(g.get("input_activations"))
-               for g in groups.values())
+def _ct_nvfp4(q: dict, model_type: str, module: str) -> bool:
+    """A compressed-tensors config whose group for the routed experts is W4A4 NVFP4 (weights and input activations
+    _is_nvfp4_format): CompressedTensorsW4A4Nvfp4MoEMethod with activation key kNvfp4Dynamic."""
+    group = _ct_expert_group(q, model_type, module)
+    return group is not None and _nvfp4(group.get("weights")) and _nvfp4(group.get("input_activations"))
 
 
 def _scheme(model, raw: dict, mo, module: str) -> str | None:
@@ -90,7 +144,8 @@ def _scheme(model, raw: dict, mo, module: str) -> str | None:
 
     if served_quantization(model, vllm_method) != "compressed-tensors":
         return None
-    return "compressed-tensors NVFP4" if _ct_nvfp4(checkpoint_quantization_config(raw) or {}) else None
+    q = checkpoint_quantization_config(raw) or {}
+    return "compressed-tensors NVFP4" if _ct_nvfp4(q, str(raw.get("model_type") or ""), module) else None
 
 
 def refusal(model, raw: dict, mo, split: int, capability: tuple[int, int] | None) -> str | None:
