@@ -35,45 +35,17 @@ the card's CUDA capability, capacity/gpus.py CUDA_CAPABILITY). Read in the vllm 
 
 Not modelled: an explicit --moe-backend, LoRA / VLLM_BATCH_INVARIANT (other classes then), the batched all2all
 formats under --enable-expert-parallel (FLASHINFER_CUTEDSL_BATCHED on SM 10.x: the experts are whole there),
-ModelOpt MXFP8 with moe_quant_algo NVFP4, families not in _EXPERTS (Nemotron-H's ungated experts pad), a
+ModelOpt MXFP8 with moe_quant_algo NVFP4, families not in engines/nvfp4_experts.py EXPERTS (Nemotron-H's ungated experts pad), a
 compressed-tensors ignore list naming experts.
 """
 
 from __future__ import annotations
 
-from .fp8_blocks import config_int as _int
+from .nvfp4_experts import ct_nvfp4, gated_experts
 
-# model_type -> (vLLM 0.34's module of the routed experts under a decoder layer, the config fields of their width,
-# the first found): every family here builds gated experts (is_act_and_mul: SILU, Gemma 4 GELU_TANH). qwen2_moe.py,
-# qwen3_moe.py, qwen3_next.py, deepseek_v2.py, glm4_moe.py: prefix "<layer>.mlp.experts" of moe_intermediate_size;
-# mixtral.py MixtralMoE, minimax_m2.py MiniMaxM2MoE under block_sparse_moe of intermediate_size; gemma4.py
-# Gemma4DecoderLayer.experts (FusedMoEFactory, activation "gelu_tanh") of moe_intermediate_size, else
-# expert_intermediate_size
-_EXPERTS = {
-    **{t: ("mlp.experts", ("moe_intermediate_size",))
-       for t in ("qwen2_moe", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "glm4_moe")},
-    "mixtral": ("block_sparse_moe.experts", ("intermediate_size",)),
-    "minimax_m2": ("block_sparse_moe.experts", ("intermediate_size",)),
-    "gemma4": ("experts", ("moe_intermediate_size", "expert_intermediate_size")),
-}
 # the exception as raised: its message is left unformatted, the backend a second argument
 _RAISE = ("NotImplementedError('Intermediate size padding for w1 and w3, for %s NvFp4 backend, but this is not "
           "currently supported', 'FLASHINFER_CUTLASS')")
-
-
-def _ct_nvfp4(q: dict) -> bool:
-    """A compressed-tensors config whose every config group is W4A4 NVFP4 (weights and input activations
-    _is_nvfp4_format) and whose ignore list names no experts."""
-    groups = q.get("config_groups")
-    if not isinstance(groups, dict) or not groups or any("expert" in str(n) for n in q.get("ignore") or []):
-        return False
-
-    def nvfp4(args) -> bool:
-        return isinstance(args, dict) and args.get("strategy") == "tensor_group" and args.get("type") == "float" \
-            and args.get("num_bits") == 4 and args.get("group_size") == 16 and args.get("symmetric", True) is True
-
-    return all(isinstance(g, dict) and nvfp4(g.get("weights")) and nvfp4(g.get("input_activations"))
-               for g in groups.values())
 
 
 def _scheme(model, raw: dict, mo, module: str) -> str | None:
@@ -90,7 +62,8 @@ def _scheme(model, raw: dict, mo, module: str) -> str | None:
 
     if served_quantization(model, vllm_method) != "compressed-tensors":
         return None
-    return "compressed-tensors NVFP4" if _ct_nvfp4(checkpoint_quantization_config(raw) or {}) else None
+    w4a4 = ct_nvfp4(checkpoint_quantization_config(raw) or {}) == "W4A4"
+    return "compressed-tensors NVFP4" if w4a4 else None
 
 
 def refusal(model, raw: dict, mo, split: int, capability: tuple[int, int] | None) -> str | None:
@@ -98,9 +71,8 @@ def refusal(model, raw: dict, mo, split: int, capability: tuple[int, int] | None
     `capability` (module doc); None where its backend pads, the card is unknown, or the experts are not W4A4 NVFP4."""
     if capability is None or capability[0] != 12:  # only the SM 12.x default (the CUTLASS backends) refuses
         return None
-    module, fields = _EXPERTS.get(str(raw.get("model_type") or ""), (None, ()))
-    width = next((w for w in (_int(raw, f) for f in fields) if w), None)
-    if module is None or width is None or width % split or not (name := _scheme(model, raw, mo, module)):
+    module, width = gated_experts(raw) or (None, 0)
+    if module is None or width % split or not (name := _scheme(model, raw, mo, module)):
         return None  # a width the split does not divide: FusedMoEConfig's (engines/vllm_widths.py _experts)
     per_rank = width // split
     if (2 * per_rank) % 128 == 0:
