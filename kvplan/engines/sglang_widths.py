@@ -29,7 +29,8 @@ widths engines/vllm_widths.py's. Read in the sglang 0.5.23 wheel (python/sglang/
   0.5.23 plans (rules.release), the asserts to every release.
 - GPTQ / AWQ (Marlin or not), compressed-tensors WNA16, FP8 on Marlin below SM 8.9 and ModelOpt NVFP4: the MLPs'
   linears a rank, engines/sglang_widths_quant.py (its module doc), on a known card (Split.capability), 0.5.23; the
-  routed experts under GPTQ / AWQ / compressed-tensors WNA16, engines/sglang_widths_moe.py.
+  routed experts under GPTQ / AWQ / compressed-tensors WNA16, engines/sglang_widths_moe.py; NVFP4 routed experts
+  (ModelOpt, compressed-tensors), engines/sglang_nvfp4_moe.py, after the others.
 
 The model files read, by family (_FAMILIES; the first failing module in build order is named: a layer's MLP
 after its attention, FusedMoE before the shared experts in each MoE block, layer 0 first). Qwen3-Next and
@@ -244,6 +245,13 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
         from .sglang_widths_moe import late_refusal
 
         late = late_refusal(kern, moe_quant, built, served_dtype(model))
+        why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
+    if not why and moe and expert_width and (release or READ_IN).startswith(READ_IN):
+        from .sglang_nvfp4_moe import refusal as nvfp4_refusal, scheme as nvfp4_scheme
+
+        # the NVFP4 routed experts, by card: at load or the first forward (engines/sglang_nvfp4_moe.py)
+        late = nvfp4_refusal(nvfp4_scheme(model, raw), expert_width, 1 if split.ep else split.gpus,
+                             config_int(raw, "hidden_size") or 0, split.capability)
         why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 

@@ -37,97 +37,18 @@ the card's CUDA capability, capacity/gpus.py CUDA_CAPABILITY). Read in the vllm 
 
 Not modelled: an explicit --moe-backend, LoRA / VLLM_BATCH_INVARIANT (other classes then), the batched all2all
 formats under --enable-expert-parallel (FLASHINFER_CUTEDSL_BATCHED on SM 10.x: the experts are whole there),
-ModelOpt MXFP8 with moe_quant_algo NVFP4, families not in _EXPERTS (Nemotron-H's ungated experts pad), a
-compressed-tensors ignore list naming experts, compressed-tensors targets that place the experts' projections in
-different groups or differ by the layer prefix's spelling (those: nothing refused).
+ModelOpt MXFP8 with moe_quant_algo NVFP4, families not in engines/nvfp4_experts.py EXPERTS (Nemotron-H's ungated
+experts pad), a compressed-tensors ignore list naming experts, compressed-tensors targets that place the experts'
+projections in different groups or differ by the layer prefix's spelling (those: nothing refused).
 """
 
 from __future__ import annotations
 
-from .fp8_blocks import config_int as _int
+from .nvfp4_experts import ct_experts_nvfp4, gated_experts
 
-# model_type -> (vLLM 0.34's module of the routed experts under a decoder layer, the config fields of their width,
-# the first found): every family here builds gated experts (is_act_and_mul: SILU, Gemma 4 GELU_TANH). qwen2_moe.py,
-# qwen3_moe.py, qwen3_next.py, deepseek_v2.py, glm4_moe.py: prefix "<layer>.mlp.experts" of moe_intermediate_size;
-# mixtral.py MixtralMoE, minimax_m2.py MiniMaxM2MoE under block_sparse_moe of intermediate_size; gemma4.py
-# Gemma4DecoderLayer.experts (FusedMoEFactory, activation "gelu_tanh") of moe_intermediate_size, else
-# expert_intermediate_size
-_EXPERTS = {
-    **{t: ("mlp.experts", ("moe_intermediate_size",))
-       for t in ("qwen2_moe", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "glm4_moe")},
-    "mixtral": ("block_sparse_moe.experts", ("intermediate_size",)),
-    "minimax_m2": ("block_sparse_moe.experts", ("intermediate_size",)),
-    "gemma4": ("experts", ("moe_intermediate_size", "expert_intermediate_size")),
-}
 # the exception as raised: its message is left unformatted, the backend a second argument
 _RAISE = ("NotImplementedError('Intermediate size padding for w1 and w3, for %s NvFp4 backend, but this is not "
           "currently supported', 'FLASHINFER_CUTLASS')")
-
-
-# the checkpoint's names of the experts' gate, up and down projections (routed_experts.py RoutedExperts defaults
-# gate_proj / up_proj / down_proj; mixtral.py and minimax_m2.py pass ckpt_names ("w1", "w2", "w3") = gate, down, up)
-_PROJ = {"mixtral": ("w1", "w3", "w2"), "minimax_m2": ("w1", "w3", "w2")}
-# where vLLM's prefix differs from the checkpoint module: minimax_m2.py builds block_sparse_moe with prefix "<layer>.mlp"
-_VLLM_MODULE = {"minimax_m2": "mlp.experts"}
-
-
-def _nvfp4(args) -> bool:
-    """compressed_tensors.py _is_nvfp4_format: tensor_group, float, 4 bits, group 16, symmetric (the default)."""
-    return isinstance(args, dict) and args.get("strategy") == "tensor_group" and args.get("type") == "float" \
-        and args.get("num_bits") == 4 and args.get("group_size") == 16 and args.get("symmetric", True) is True
-
-
-def _matches(value: str, target: str, contains: bool = False) -> bool:
-    """utils/config_utils.py is_equal_or_regex_match: re.match after "re:", else equal (or, for a class name,
-    contained)."""
-    import re
-
-    if target.startswith("re:"):
-        return re.match(target[3:], value) is not None
-    return target.lower() in value.lower() if contains else target == value
-
-
-def _ct_expert_group(q: dict, model_type: str, module: str) -> dict | None:
-    """The config group vLLM 0.34 serves the routed experts with (CompressedTensorsMoEMethod.get_moe_method: the
-    "<layer>.0.<gate|up|down>" names through get_scheme_dict / find_matched_target, "Linear" copied to
-    "RoutedExperts"); None where they match no group, an ignore entry names them, their projections match different
-    groups, or the config's layer prefix spellings disagree."""
-    from .modelopt_config import _LAYER_PREFIXES
-
-    groups = q.get("config_groups")
-    if not isinstance(groups, dict) or any("expert" in str(n) for n in q.get("ignore") or []):
-        return None
-    schemes: dict[str, dict] = {}  # target_scheme_map: targets in group order, a later group's target replacing
-    for g in groups.values():
-        targets = g.get("targets") if isinstance(g, dict) else None
-        if not isinstance(targets, list) or (len(targets) == 1 and str(targets[0]).endswith("Attention")):
-            continue  # from_config drops a group whose one target is an Attention class
-        for t in targets:
-            schemes[str(t)] = g
-    if "Linear" in schemes and "RoutedExperts" not in schemes:  # _add_fused_moe_to_target_scheme_map
-        schemes["RoutedExperts"] = schemes["Linear"]
-    module = _VLLM_MODULE.get(model_type, module)
-    found = []
-    for pre in _LAYER_PREFIXES:
-        picked = []
-        for proj in _PROJ.get(model_type, ("gate_proj", "up_proj", "down_proj")):
-            name = f"{pre}.0.{module}.0.{proj}"
-            target = (next((t for t in schemes if _matches(name, t)), None)
-                      or next((t for t in schemes if _matches("RoutedExperts", t, contains=True)), None))
-            picked.append(None if target is None else id(schemes[target]))
-        if len(set(picked)) != 1:
-            return None  # get_moe_method raises for projections in different schemes (not modelled here)
-        found.append(picked[0])
-    if len(set(found)) != 1 or found[0] is None:
-        return None
-    return next(g for g in schemes.values() if id(g) == found[0])
-
-
-def _ct_nvfp4(q: dict, model_type: str, module: str) -> bool:
-    """A compressed-tensors config whose group for the routed experts is W4A4 NVFP4 (weights and input activations
-    _is_nvfp4_format): CompressedTensorsW4A4Nvfp4MoEMethod with activation key kNvfp4Dynamic."""
-    group = _ct_expert_group(q, model_type, module)
-    return group is not None and _nvfp4(group.get("weights")) and _nvfp4(group.get("input_activations"))
 
 
 def _scheme(model, raw: dict, mo, module: str) -> str | None:
@@ -145,7 +66,8 @@ def _scheme(model, raw: dict, mo, module: str) -> str | None:
     if served_quantization(model, vllm_method) != "compressed-tensors":
         return None
     q = checkpoint_quantization_config(raw) or {}
-    return "compressed-tensors NVFP4" if _ct_nvfp4(q, str(raw.get("model_type") or ""), module) else None
+    w4a4 = ct_experts_nvfp4(q, str(raw.get("model_type") or ""), module) == "W4A4"
+    return "compressed-tensors NVFP4" if w4a4 else None
 
 
 def refusal(model, raw: dict, mo, split: int, capability: tuple[int, int] | None) -> str | None:
@@ -153,9 +75,8 @@ def refusal(model, raw: dict, mo, split: int, capability: tuple[int, int] | None
     `capability` (module doc); None where its backend pads, the card is unknown, or the experts are not W4A4 NVFP4."""
     if capability is None or capability[0] != 12:  # only the SM 12.x default (the CUTLASS backends) refuses
         return None
-    module, fields = _EXPERTS.get(str(raw.get("model_type") or ""), (None, ()))
-    width = next((w for w in (_int(raw, f) for f in fields) if w), None)
-    if module is None or width is None or width % split or not (name := _scheme(model, raw, mo, module)):
+    module, width = gated_experts(raw) or (None, 0)
+    if module is None or width % split or not (name := _scheme(model, raw, mo, module)):
         return None  # a width the split does not divide: FusedMoEConfig's (engines/vllm_widths.py _experts)
     per_rank = width // split
     if (2 * per_rank) % 128 == 0:
