@@ -75,3 +75,14 @@ def test_architecture_overrides_force_bfloat16():
     with mock.patch("kvplan.engines.vllm_load.raw_config", return_value={"architectures": ["GptOssForCausalLM"],
                                                                           "model_type": "gpt_oss"}):
         assert sglang_sm7.served_dtype(model) == "float16"
+
+
+def test_architectures_that_are_not_a_list_name_no_override():
+    # fuzz seed 44: `--set architectures=NaN` reached served_dtype, which iterated the float ("internal error:
+    # TypeError"); a config whose architectures is not a list of names lists none, so no override applies and
+    # gemma-3-1b (bfloat16 in its config) is served in bfloat16 as without the field
+    for value in ("NaN", "7", '"MistralLarge3ForCausalLM"'):
+        run = kvplan("estimate", "gemma-3-1b", "--gpu", "h100", "--engine", "sglang", "--set", f"architectures={value}",
+                     "--format", "json")
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout)["engine"]["log"][0].startswith("KV Cache is allocated. dtype: torch.bfloat16,")

@@ -84,8 +84,10 @@ def served_dtype(model) -> str:
     for float32 or none named (bfloat16 for Gemma), bfloat16 where an architecture override forces it."""
     from .vllm_load import raw_config
 
+    from ..configs.resolve_family import _architectures
+
     raw = raw_config(model) or {}
-    archs = raw.get("architectures") or []
+    archs = _architectures(raw)  # the names a config lists; anything else (a number, a string) lists none
     quant = raw.get("quantization_config")
     if any(a in _BF16_ARCHS for a in archs) or ("GptOssForCausalLM" in archs and isinstance(quant, dict)
                                                 and quant.get("quant_method") == "mxfp4"):
