@@ -143,3 +143,25 @@ def test_compressed_tensors_groups_of_different_formats(tmp_path):
     nvfp4_bytes = 2 * experts * (0.5 + 1 / 16) + 2 * 8 * 3 * 8  # + weight_global_scale and input_global_scale each
     assert model["param_count"] == 2 * attn + head + 2 * experts + plain
     assert model["weight_bytes"] == fp8_bytes + nvfp4_bytes + plain * 2
+
+
+def test_a_group_size_that_is_not_a_number_is_refused_in_one_line(tmp_path):
+    # a quantized_layers entry whose group_size is a JSON list (or object) was hashed as a table key: "internal
+    # error: TypeError: unhashable type" (a fuzz of the real Lightning files); it is now read as any other
+    # group_size the format does not take: one line naming the module
+    from kvplan_inprocess import refused_line
+
+    name = "nemotron-3.5-lightning-30b-a3b-nvfp4"
+    published = Path(__file__).resolve().parent / "data" / "modelopt_published"
+    config = json.loads((published / f"{name}.config.json").read_text(encoding="utf-8"))
+    quant = json.loads(gzip.open(published / f"{name}.hf_quant_config.json.gz").read())
+    table = quant["quantization"]["quantized_layers"]
+    first = next(k for k, v in table.items() if v.get("quant_algo") == "W4A16_NVFP4")
+    for odd in ([1, 2], {"a": 1}):
+        table[first]["group_size"] = odd
+        folder = tmp_path / f"case{len(str(odd))}"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+        (folder / "hf_quant_config.json").write_text(json.dumps(quant), encoding="utf-8")
+        line = refused_line(str(folder), "--engine", "vllm", "--gpu", "h100")
+        assert repr(first) in line and "group_size" in line

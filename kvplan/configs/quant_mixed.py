@@ -82,7 +82,7 @@ def modelopt_mixed(inner: dict, excluded, kv_bytes: int, kv_unsized: str, where:
     formats = []
     for name, entry in table.items():
         algo = str(entry.get("quant_algo") or "").upper()
-        key = (algo, entry.get("group_size"))
+        key = (algo, repr(entry.get("group_size")))  # any JSON value: a list or object is refused below, not hashed
         if key not in sized:
             sized[key] = modelopt_algo_bytes(algo, entry, repr(name))
         formats.append((str(name), sized[key]))
