@@ -16,6 +16,7 @@ with the innermost kvplan frame of its traceback.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import math
@@ -278,6 +279,8 @@ def check_case(case, folder: Path) -> None:
 
 ALL_DATA_NAMES = tuple(sorted(p.stem for p in DATA.glob("*.json")))
 QUANT = ROOT / "tests" / "data" / "hf_quant_config"
+PUBLISHED = ROOT / "tests" / "data" / "modelopt_published"
+MIXED = ROOT / "tests" / "data" / "mixed_formats"
 # the options of the engines and plans added since the three VARIANTS: SGLang's pool, the oldest and a late vLLM
 # release, vLLM's flags, MTP drafts, tensor and pipeline parallel, a KV pool given directly
 WIDE_VARIANTS = VARIANTS + (
@@ -290,6 +293,10 @@ WIDE_VARIANTS = VARIANTS + (
     ("--gpu", "h100", "--engine", "vllm", "--pp", "2"),
     ("--engine", "vllm", "--kv-memory", "10GiB"),
     ("--gpu", "h100", "--engine", "sglang", "--tp", "4", "--mtp"),
+    # the per-card NVFP4 expert rules: SM 12.0's CUTLASS backends (vLLM) and flashinfer_cutlass (SGLang), SM 10.0
+    ("--gpu", "rtx-pro-6000", "--engine", "vllm", "--tp", "8"),
+    ("--gpu", "rtx-pro-6000", "--engine", "sglang", "--tp", "8"),
+    ("--gpu", "b200", "--engine", "sglang", "--tp", "4"),
 )
 
 
@@ -316,6 +323,19 @@ def _sources() -> dict:
         out[f"hf_quant_config:{stem}"] = lambda stem=stem, spec=spec: {
             "config.json": bundled(spec),
             "hf_quant_config.json": json.loads((QUANT / f"{stem}.json").read_text(encoding="utf-8"))}
+    # published ModelOpt checkpoints' config.json with their hf_quant_config.json (a MIXED_PRECISION table among them),
+    # and compressed-tensors configs whose groups differ in format
+    for config in sorted(PUBLISHED.glob("*.config.json")):
+        stem = config.name[:-len(".config.json")]
+        side = next((p for p in (PUBLISHED / f"{stem}.hf_quant_config.json",
+                                 PUBLISHED / f"{stem}.hf_quant_config.json.gz") if p.exists()), None)
+        if side is not None:
+            out[f"modelopt:{stem}"] = lambda config=config, side=side: {
+                "config.json": json.loads(config.read_text(encoding="utf-8")),
+                "hf_quant_config.json": json.loads(gzip.open(side).read() if side.suffix == ".gz"
+                                                   else side.read_text(encoding="utf-8"))}
+    for config in sorted(MIXED.glob("*.json")):
+        out[f"mixed:{config.stem}"] = lambda config=config: {"config.json": json.loads(config.read_text(encoding="utf-8"))}
     for arch in ("llama", "qwen2", "qwen3moe", "gemma2", "gemma3"):
         out[f"gguf:{arch}"] = lambda arch=arch: {"m.gguf": _gguf(arch)}
     return out
