@@ -176,3 +176,39 @@ def test_deepseek_v3_2_nvfp4_64_way_split_refused_on_sm120(tmp_path):
     # DeepseekV2MoE as DeepSeek-V3's: 2,048 / 64 = 32, 2 x 32 = 64 -> refused; 2,048 / 16 = 128 -> 256, planned
     path = _nvfp4(tmp_path, "deepseek-v3.2-exp")
     assert "into 32 a rank (2,048 / 64)" in _line(path, "vllm", "rtx-pro-6000", 8, "--dp", "8")
+
+
+def _ct_nvfp4_w4a4() -> dict:
+    """A compressed-tensors NVFP4 W4A4 quantization_config (llm-compressor's NVFP4 preset: tensor_group, float 4-bit,
+    group 16, symmetric weights and input activations; lm_head, the routers and the vision tower ignored)."""
+    args = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
+            "dynamic": False}
+    return {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": args,
+                                          "input_activations": dict(args, dynamic="local")}},
+            "ignore": ["lm_head", "re:.*mlp.gate$", "re:.*visual.*"]}
+
+
+def test_qwen3_vl_compressed_tensors_nvfp4_through_the_wrapper_prefix(tmp_path):
+    # the "Linear" group matches "language_model.model.layers.0.mlp.experts.0.gate_proj" and the other spellings
+    # alike (vLLM: CompressedTensorsW4A4Nvfp4MoEMethod, the same oracle): 96 a rank refused on SM 12.0. SGLang on an
+    # H100 (SM 9.0): CompressedTensorsW4A16Nvfp4MoE (W4A4 below SM 10.0) needs p % 64: 96 % 64 = 32 -> ValueError
+    from kvplan.sources import bundled_config, bundled_index
+
+    path = tmp_path / "qwen3-vl-30b-a3b-ct-nvfp4.json"
+    path.write_text(json.dumps(dict(bundled_config(bundled_index()["qwen3-vl-30b-a3b"]),
+                                    quantization_config=_ct_nvfp4_w4a4())))
+    assert "compressed-tensors NVFP4 experts' intermediate size of 768 into 96 a rank (768 / 8)" in _line(
+        str(path), "vllm", "rtx-pro-6000", 8)
+    assert "'NVFP4 Marlin MoE requires intermediate_size_per_partition % 64 == 0, got 96.'" in _line(
+        str(path), "sglang", "h100-sxm", 8)
+    assert _tp(str(path), "vllm", "rtx-pro-6000", 4) == 4  # 192 a rank: 2 x 192 = 384 = 3 x 128
+
+
+def test_qwen3_vl_30b_modelopt_nvfp4_tp8_on_h100_under_sglang(tmp_path):
+    # SM 9.0: FP4 Marlin, gated experts unpadded. p = 768 / 8 = 96, hidden 2,048: the w13 repack (K 2,048 % 16,
+    # N 2 x 96 = 192 % 64) and w2's (K 96 % 16, N 2,048 % 64) pass; the first forward's w13 gemm needs N % 128:
+    # 192 = 128 + 64 -> 'Invalid thread config'. TP 4: p 192, N 384 = 3 x 128, w2 K 192 % 64 = 0 -> planned
+    path = _nvfp4(tmp_path, "qwen3-vl-30b-a3b")
+    assert "'Invalid thread config' for MKN = [M, 2048, 192]" in _line(path, "sglang", "h100-sxm", 8)
+    assert _tp(path, "sglang", "h100-sxm", 4) == 4
