@@ -11,25 +11,75 @@ gemma4.py Gemma4DecoderLayer.experts (FusedMoEFactory, activation "gelu_tanh") o
 expert_intermediate_size. SGLang 0.5.23 builds the same FusedMoE widths (qwen3_moe.py / mixtral.py
 add_prefix("experts", prefix) under the MLP block; gemma4_causal.py Gemma4MoE.experts under "<layer>.moe", of
 config.moe_intermediate_size).
+
+Added from the same wheels (vLLM module / class, then SGLang's), all gated (FusedMoE's default activation SILU,
+is_act_and_mul / is_gated; SGLang fused_moe_triton/layer.py FusedMoE activation "silu", is_gated True):
+- deepseek_v32 (vLLM vllm/models/deepseek_v32/nvidia/model.py, its decoder layer builds deepseek_v2.py DeepseekV2MoE
+  under "<layer>.mlp"; SGLang deepseek_v2.py DeepseekV32ForCausalLM) and kimi_k2 (architectures
+  DeepseekV3ForCausalLM: deepseek_v2.py on both): "<layer>.mlp.experts" of moe_intermediate_size.
+- glm4_moe_lite: vLLM glm4_moe_lite.py Glm4MoeLite (glm4_moe.py Glm4MoE, FusedMoEFactory prefix "<mlp>.experts", of
+  config.moe_intermediate_size); SGLang glm4_moe_lite.py Glm4MoeLiteSparseMoeBlock, the same.
+- qwen3_vl_moe: vLLM qwen3_vl_moe.py Qwen3VLMoeForConditionalGeneration builds Qwen3MoeLLMForCausalLM on
+  config.text_config under "language_model" (Qwen3VLMoeDecoderLayer = qwen3_moe.py Qwen3MoeSparseMoeBlock:
+  "language_model.model.layers.<i>.mlp.experts", text_config.moe_intermediate_size; qwen3_vl.py's hf_to_vllm_mapper
+  renames the checkpoint's "model.language_model." to "language_model.model."); SGLang qwen3_vl.py
+  Qwen3VLForConditionalGeneration builds qwen3_vl_moe.py Qwen3MoeLLMModel on config.text_config under
+  "model.language_model" (qwen3_moe.py Qwen3MoeDecoderLayer).
+- qwen3_5_moe, and qwen3_5_moe_text saved flat (Qwen3_5MoeForCausalLM): vLLM vllm/models/qwen3_5/nvidia/model.py
+  Qwen3_5MoeForConditionalGeneration -> Qwen3_5MoeForCausalLM under "language_model", whose Qwen3_5DecoderLayer
+  (hf_text_config, model_type qwen3_5_moe_text) builds qwen3_next.py Qwen3NextSparseMoeBlock under "<layer>.mlp":
+  FusedMoEFactory "<mlp>.experts" of moe_intermediate_size; SGLang qwen3_5.py Qwen3_5MoeForConditionalGeneration ->
+  Qwen3_5MoeForCausalLM, qwen2_moe.py Qwen2MoeSparseMoeBlock ("<mlp>.experts", config.moe_intermediate_size).
+- llama4, and llama4_text saved flat (Llama4ForCausalLM): vLLM mllama4.py Llama4ForConditionalGeneration builds
+  llama4.py Llama4ForCausalLM on config.text_config under "language_model"; Llama4DecoderLayer's MoE layers build
+  Llama4MoE under "<layer>.feed_forward", whose FusedMoEFactory "<feed_forward>.experts" is of config.intermediate_size
+  (the dense layers' LlamaMLP takes intermediate_size_mlp); SGLang llama4.py Llama4MoE the same (mllama4.py builds
+  Llama4ForCausalLM on text_config under "language_model").
+- kimi_k25: vLLM kimi_k25.py KimiK25ForConditionalGeneration builds DeepseekV2ForCausalLM on config.text_config under
+  "language_model" (its mapper renames nvidia/Kimi-K2.5-NVFP4's "language_model.layers." to
+  "language_model.model.layers."); SGLang kimi_k25.py builds deepseek_v2.py DeepseekV3ForCausalLM on
+  config.text_config. "<layer>.mlp.experts" of text_config.moe_intermediate_size.
+A wrapper's width is read from its nested text config first (configs/resolve_family.py nested_text: what vLLM reads
+as hf_text_config and both engines build the language model from), then the top level (a config saved flat).
+
+Not in the table, so nothing checked: nemotron_h (nemotron_h.py: activation_without_mul(relu2), ungated experts,
+which every NVFP4 backend pads); gpt_oss (its published checkpoints are MXFP4, quant_method mxfp4, not NVFP4; an
+NVFP4 gpt-oss path was not read); minimax_m3_vl (vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE: NVFP4 experts
+come under ModelOpt MXFP8 with moe_quant_algo NVFP4 and qat_activation_key kNvfp4DynamicToken, which
+FlashInferExperts / CutlassExpertsFp4 do not take: not modelled); kimi_linear, lfm2_moe, longcat_flash,
+granitemoehybrid, jamba, dbrx (their experts' modules and widths not read against these backends here).
 """
 
 from __future__ import annotations
 
-from .fp8_blocks import config_int
-
 EXPERTS = {
     **{t: ("mlp.experts", ("moe_intermediate_size",))
-       for t in ("qwen2_moe", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "glm4_moe")},
+       for t in ("qwen2_moe", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "glm4_moe", "deepseek_v32",
+                 "kimi_k2", "glm4_moe_lite", "qwen3_vl_moe", "qwen3_5_moe", "qwen3_5_moe_text", "kimi_k25")},
     "mixtral": ("block_sparse_moe.experts", ("intermediate_size",)),
     "minimax_m2": ("block_sparse_moe.experts", ("intermediate_size",)),
     "gemma4": ("experts", ("moe_intermediate_size", "expert_intermediate_size")),
+    # the MoE layers' Llama4MoE: its experts are of intermediate_size (intermediate_size_mlp is the dense layers')
+    **{t: ("feed_forward.experts", ("intermediate_size",)) for t in ("llama4", "llama4_text")},
 }
+
+
+def _width(raw: dict, field: str) -> int | None:
+    """A positive int field of the text model: the nested text config's (a wrapper's language model is built from
+    it), else the top level's."""
+    from ..configs.resolve_family import nested_text
+
+    for src in (nested_text(raw), raw):
+        value = src.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def gated_experts(raw: dict) -> tuple[str, int] | None:
     """(the experts' module name, their intermediate width) for a family of EXPERTS, else None."""
     module, fields = EXPERTS.get(str(raw.get("model_type") or ""), (None, ()))
-    width = next((w for w in (config_int(raw, f) for f in fields) if w), None)
+    width = next((w for w in (_width(raw, f) for f in fields) if w), None)
     return (module, width) if module is not None and width is not None else None
 
 
