@@ -27,7 +27,7 @@ import json
 
 import pytest
 
-from kvplan_inprocess import estimate_json, refused_line
+from nvfp4_fixtures import ct_nvfp4, planned_tp, refusal
 
 MODELOPT_NVFP4 = {
     "quant_method": "modelopt", "quant_algo": "NVFP4", "producer": {"name": "modelopt"},
@@ -67,12 +67,11 @@ def _kimi_k25(tmp_path) -> str:
 
 
 def _tp(path: str, engine: str, gpu: str, tp: int, *extra: str) -> int:
-    return estimate_json(path, "--context", "4k", "--engine", engine, "--gpu", gpu, "--tp", str(tp),
-                         *extra)["capacity"]["tp"]
+    return planned_tp(engine, path, gpu, tp, *extra)
 
 
 def _line(path: str, engine: str, gpu: str, tp: int, *extra: str) -> str:
-    return refused_line(path, "--context", "4k", "--engine", engine, "--gpu", gpu, "--tp", str(tp), *extra)
+    return refusal(engine, path, gpu, tp, *extra)
 
 
 @pytest.mark.parametrize("bundled,expected", [
@@ -178,16 +177,6 @@ def test_deepseek_v3_2_nvfp4_64_way_split_refused_on_sm120(tmp_path):
     assert "into 32 a rank (2,048 / 64)" in _line(path, "vllm", "rtx-pro-6000", 8, "--dp", "8")
 
 
-def _ct_nvfp4_w4a4() -> dict:
-    """A compressed-tensors NVFP4 W4A4 quantization_config (llm-compressor's NVFP4 preset: tensor_group, float 4-bit,
-    group 16, symmetric weights and input activations; lm_head, the routers and the vision tower ignored)."""
-    args = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
-            "dynamic": False}
-    return {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-            "config_groups": {"group_0": {"targets": ["Linear"], "weights": args,
-                                          "input_activations": dict(args, dynamic="local")}},
-            "ignore": ["lm_head", "re:.*mlp.gate$", "re:.*visual.*"]}
-
 
 def test_qwen3_vl_compressed_tensors_nvfp4_through_the_wrapper_prefix(tmp_path):
     # the "Linear" group matches "language_model.model.layers.0.mlp.experts.0.gate_proj" and the other spellings
@@ -197,7 +186,7 @@ def test_qwen3_vl_compressed_tensors_nvfp4_through_the_wrapper_prefix(tmp_path):
 
     path = tmp_path / "qwen3-vl-30b-a3b-ct-nvfp4.json"
     path.write_text(json.dumps(dict(bundled_config(bundled_index()["qwen3-vl-30b-a3b"]),
-                                    quantization_config=_ct_nvfp4_w4a4())))
+                                    quantization_config=ct_nvfp4(True, ("re:.*visual.*",)))))
     assert "compressed-tensors NVFP4 experts' intermediate size of 768 into 96 a rank (768 / 8)" in _line(
         str(path), "vllm", "rtx-pro-6000", 8)
     assert "'NVFP4 Marlin MoE requires intermediate_size_per_partition % 64 == 0, got 96.'" in _line(

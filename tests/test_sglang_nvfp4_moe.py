@@ -20,45 +20,16 @@ hidden 7,168).
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-from kvplan_inprocess import bundled_variant, estimate_json, refused_line
+from kvplan_inprocess import bundled_variant
+from nvfp4_fixtures import GEMMA, ct_nvfp4, planned_tp, published, qwen3_30b_nvfp4, refusal
 
-DATA = Path(__file__).resolve().parent / "data"
-GEMMA = str(DATA / "configs" / "gemma-4-26b-a4b-nvfp4.json")
-PUBLISHED = DATA / "modelopt_published"
-RUN = ("--context", "4k", "--engine", "sglang")
 LATE = "SGLang 0.5.23 builds the MLPs but fails before it serves: "
-
-
-def _tp(path: str, gpu: str, tp: int, *extra: str) -> int:
-    return estimate_json(path, "--gpu", gpu, *RUN, *extra, "--tp", str(tp))["capacity"]["tp"]
-
-
-def _line(path: str, gpu: str, tp: int, *extra: str) -> str:
-    return refused_line(path, "--gpu", gpu, *RUN, *extra, "--tp", str(tp))
-
-
-def _qwen3_30b_nvfp4(tmp_path) -> str:
-    folder = tmp_path / "qwen3-30b-a3b-nvfp4"
-    folder.mkdir()
-    from kvplan.sources import bundled_config, bundled_index
-
-    (folder / "config.json").write_text(json.dumps(bundled_config(bundled_index()["qwen3-30b-a3b"])))
-    shutil.copy(DATA / "hf_quant_config" / "qwen3-30b-a3b-nvfp4.json", folder / "hf_quant_config.json")
-    return str(folder)
-
-
-def _published(tmp_path, name: str) -> str:
-    folder = tmp_path / name
-    folder.mkdir()
-    shutil.copy(PUBLISHED / f"{name}.config.json", folder / "config.json")
-    shutil.copy(PUBLISHED / f"{name}.hf_quant_config.json", folder / "hf_quant_config.json")
-    return str(folder)
+_tp = partial(planned_tp, "sglang")
+_line = partial(refusal, "sglang")
 
 
 # --- B200 (SM 10.0): flashinfer_trtllm pads p to a multiple of 64 -------------------------------------------------
@@ -72,14 +43,14 @@ def test_gemma4_26b_nvfp4_planned_on_b200(tp):
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 def test_qwen3_30b_a3b_nvfp4_planned_on_b200(tmp_path, tp):
     # 768 / 8 = 96 -> round_up(96, 64) = 128 in create_weights
-    assert _tp(_qwen3_30b_nvfp4(tmp_path), "b200", tp) == tp
+    assert _tp(qwen3_30b_nvfp4(tmp_path), "b200", tp) == tp
 
 
 @pytest.mark.parametrize("name,tp", [("qwen3-235b-a22b-nvfp4", 4), ("qwen3-235b-a22b-nvfp4", 8),
                                      ("deepseek-v3.1-nvfp4", 4), ("deepseek-v3.1-nvfp4", 8)])
 def test_published_nvfp4_moe_at_their_tp_planned_on_b200(tmp_path, name, tp):
     # 1,536 / 4 = 384, / 8 = 192; 2,048 / 4 = 512, / 8 = 256: multiples of 64 already
-    assert _tp(_published(tmp_path, name), "b200", tp) == tp
+    assert _tp(published(tmp_path, name), "b200", tp) == tp
 
 
 # --- RTX PRO 6000 (SM 12.0): flashinfer_cutlass asserts where 2p % 128 != 0 -----------------------------------------
@@ -103,14 +74,14 @@ def test_gemma4_26b_nvfp4_tp1_and_ep_planned_on_sm120():
 
 def test_qwen3_30b_a3b_nvfp4_on_sm120(tmp_path):
     # TP 8: p = 96, 2 x 96 = 192 = 128 + 64 -> refused; TP 4: p = 192, 384 = 3 x 128 -> planned
-    path = _qwen3_30b_nvfp4(tmp_path)
+    path = qwen3_30b_nvfp4(tmp_path)
     assert "(96 of the intermediate 768 a rank (768 / 8), hidden 2,048)" in _line(path, "rtx-pro-6000", 8)
     assert _tp(path, "rtx-pro-6000", 4) == 4
 
 
 def test_deepseek_v3_1_nvfp4_tp8_planned_on_sm120(tmp_path):
     # 2,048 / 8 = 256, 2 x 256 = 512 = 4 x 128
-    assert _tp(_published(tmp_path, "deepseek-v3.1-nvfp4"), "rtx-pro-6000", 8) == 8
+    assert _tp(published(tmp_path, "deepseek-v3.1-nvfp4"), "rtx-pro-6000", 8) == 8
 
 
 # --- H100 (SM 9.0): FP4 Marlin, gated experts unpadded -------------------------------------------------------------
@@ -131,31 +102,22 @@ def test_gemma4_26b_nvfp4_on_h100_marlin():
 def test_qwen3_nvfp4_on_h100_marlin(tmp_path):
     # Qwen3-30B-A3B TP 8: p = 96, 2p = 192 = 3 x 64 repacks, 192 % 128 = 64 -> the w13 gemm has no tile;
     # TP 4: p = 192 = 3 x 64, 384 = 3 x 128 -> served; Qwen3-235B-A22B TP 8: p = 192 -> served
-    path = _qwen3_30b_nvfp4(tmp_path)
+    path = qwen3_30b_nvfp4(tmp_path)
     assert "'Invalid thread config' for MKN = [M, 2048, 192]" in _line(path, "h100-sxm", 8)
     assert _tp(path, "h100-sxm", 4) == 4
-    assert _tp(_published(tmp_path, "qwen3-235b-a22b-nvfp4"), "h100-sxm", 8) == 8
+    assert _tp(published(tmp_path, "qwen3-235b-a22b-nvfp4"), "h100-sxm", 8) == 8
 
 
 # --- compressed-tensors NVFP4 --------------------------------------------------------------------------------------
-
-def _ct_nvfp4(input_activations: bool) -> dict:
-    """llm-compressor's NVFP4 preset (tensor_group, float 4-bit, group 16, symmetric; W4A4 with input activations)."""
-    args = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
-            "dynamic": False}
-    group = {"targets": ["Linear"], "weights": args,
-             "input_activations": dict(args, dynamic="local") if input_activations else None}
-    return {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-            "config_groups": {"group_0": group}, "ignore": ["lm_head", "re:.*mlp.gate$"]}
 
 
 def test_compressed_tensors_nvfp4_experts(tmp_path):
     # Qwen3-30B-A3B at TP 8, p = 96: CompressedTensorsW4A16Nvfp4MoE wants p % 64 (96 = 64 + 32) on any card for W4A16,
     # below SM 10.0 for W4A4; W4A4 at SM 10.x / 12.x (CompressedTensorsW4A4Nvfp4MoE) is not settled: planned
     want = "ValueError 'NVFP4 Marlin MoE requires intermediate_size_per_partition % 64 == 0, got 96.'"
-    w4a16 = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=_ct_nvfp4(False))
+    w4a16 = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=ct_nvfp4(False))
     assert want in _line(w4a16, "rtx-pro-6000", 8, "--weights", "20GB")
-    w4a4 = bundled_variant(tmp_path, "qwen3-30b-a3b", "a4.json", quantization_config=_ct_nvfp4(True))
+    w4a4 = bundled_variant(tmp_path, "qwen3-30b-a3b", "a4.json", quantization_config=ct_nvfp4(True))
     assert want in _line(w4a4, "h100-sxm", 8, "--weights", "20GB")
     assert _tp(w4a4, "b200", 8, "--weights", "20GB") == 8
     assert _tp(w4a4, "rtx-pro-6000", 8, "--weights", "20GB") == 8
@@ -176,7 +138,7 @@ def test_fit_refuses_per_card(tmp_path):
     from kvplan.fit.grid import parse_gpus
     from kvplan.fit.search import FitRequest, search
 
-    req = FitRequest(_qwen3_30b_nvfp4(tmp_path), 4096, 1, tuple(parse_gpus("b200,rtx-pro-6000,h100-sxm")), max_gpus=8,
+    req = FitRequest(qwen3_30b_nvfp4(tmp_path), 4096, 1, tuple(parse_gpus("b200,rtx-pro-6000,h100-sxm")), max_gpus=8,
                      engine="sglang")
     found = {(c.gpu.name, c.tp): c for c in search(req, verify_top=1).candidates
              if c.kv_dtype == "bf16" and c.pp == 1 and c.dp == 1 and not c.ep}

@@ -15,44 +15,15 @@ hf_quant_config.json, beside the bundled Qwen3-30B-A3B config.json as that repos
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-from kvplan_inprocess import bundled_variant, estimate_json, refused_line
+from kvplan_inprocess import bundled_variant
+from nvfp4_fixtures import GEMMA, ct_nvfp4, planned_tp, published, qwen3_30b_nvfp4, refusal
 
-DATA = Path(__file__).resolve().parent / "data"
-GEMMA = str(DATA / "configs" / "gemma-4-26b-a4b-nvfp4.json")
-PUBLISHED = DATA / "modelopt_published"
-RUN = ("--context", "4k", "--engine", "vllm")
-
-
-def _tp(path: str, gpu: str, tp: int, *extra: str) -> int:
-    return estimate_json(path, "--gpu", gpu, *RUN, *extra, "--tp", str(tp))["capacity"]["tp"]
-
-
-def _line(path: str, gpu: str, tp: int, *extra: str) -> str:
-    return refused_line(path, "--gpu", gpu, *RUN, *extra, "--tp", str(tp))
-
-
-def _qwen3_30b_nvfp4(tmp_path) -> str:
-    folder = tmp_path / "qwen3-30b-a3b-nvfp4"
-    folder.mkdir()
-    from kvplan.sources import bundled_config, bundled_index
-
-    (folder / "config.json").write_text(json.dumps(bundled_config(bundled_index()["qwen3-30b-a3b"])))
-    shutil.copy(DATA / "hf_quant_config" / "qwen3-30b-a3b-nvfp4.json", folder / "hf_quant_config.json")
-    return str(folder)
-
-
-def _published(tmp_path, name: str) -> str:
-    folder = tmp_path / name
-    folder.mkdir()
-    shutil.copy(PUBLISHED / f"{name}.config.json", folder / "config.json")
-    shutil.copy(PUBLISHED / f"{name}.hf_quant_config.json", folder / "hf_quant_config.json")
-    return str(folder)
+_tp = partial(planned_tp, "vllm")
+_line = partial(refusal, "vllm")
 
 
 @pytest.mark.parametrize("tp", [2, 4])
@@ -83,12 +54,12 @@ def test_gemma4_26b_nvfp4_tp1_and_ep_planned_on_sm120():
 @pytest.mark.parametrize("tp", [2, 4, 8])
 def test_qwen3_30b_a3b_nvfp4_on_b200_planned(tmp_path, tp):
     # nvidia/Qwen3-30B-A3B-NVFP4 (moe_intermediate_size 768): TRT-LLM pads whatever the split; 768 / 8 = 96 -> 128
-    assert _tp(_qwen3_30b_nvfp4(tmp_path), "b200", tp) == tp
+    assert _tp(qwen3_30b_nvfp4(tmp_path), "b200", tp) == tp
 
 
 def test_qwen3_30b_a3b_nvfp4_tp8_refused_on_sm120_tp4_not(tmp_path):
     # 768 / 8 = 96, 2 x 96 = 192 = 128 + 64 -> refused; 768 / 4 = 192, 2 x 192 = 384 = 3 x 128 -> planned
-    path = _qwen3_30b_nvfp4(tmp_path)
+    path = qwen3_30b_nvfp4(tmp_path)
     assert "into 96 a rank (768 / 8)" in _line(path, "rtx-pro-6000", 8)
     assert _tp(path, "rtx-pro-6000", 4) == 4
 
@@ -98,41 +69,31 @@ def test_qwen3_30b_a3b_nvfp4_tp8_refused_on_sm120_tp4_not(tmp_path):
 def test_published_nvfp4_moe_at_their_tp_planned_on_b200(tmp_path, name, tp):
     # Qwen3-235B-A22B: 1,536 / 4 = 384, / 8 = 192; DeepSeek-V3.1 (and R1-FP4, the same shape, published for TP 8):
     # 2,048 / 4 = 512, / 8 = 256: all padded or aligned on TRT-LLM
-    assert _tp(_published(tmp_path, name), "b200", tp) == tp
+    assert _tp(published(tmp_path, name), "b200", tp) == tp
 
 
 @pytest.mark.parametrize("tp", [8, 16])
 def test_published_deepseek_v3_1_nvfp4_planned_on_sm120(tmp_path, tp):
     # 2,048 / 8 = 256, 2 x 256 = 512 = 4 x 128; 2,048 / 16 = 128, 2 x 128 = 256 = 2 x 128: FLASHINFER_CUTLASS pads
     # nothing
-    assert _tp(_published(tmp_path, "deepseek-v3.1-nvfp4"), "rtx-pro-6000", tp) == tp
+    assert _tp(published(tmp_path, "deepseek-v3.1-nvfp4"), "rtx-pro-6000", tp) == tp
 
 
 def test_published_qwen3_235b_nvfp4_on_sm120(tmp_path):
     # 1,536 / 8 = 192, 2 x 192 = 384 = 3 x 128 -> planned; 1,536 / 16 = 96, 2 x 96 = 192 -> refused
-    path = _published(tmp_path, "qwen3-235b-a22b-nvfp4")
+    path = published(tmp_path, "qwen3-235b-a22b-nvfp4")
     assert _tp(path, "rtx-pro-6000", 8) == 8
     assert "into 96 a rank (1,536 / 16)" in _line(path, "rtx-pro-6000", 16)
 
-
-def _ct_nvfp4(input_activations: bool) -> dict:
-    """A compressed-tensors NVFP4 quantization_config (llm-compressor's NVFP4 preset: tensor_group, float 4-bit,
-    group 16, symmetric weights and, for W4A4, input activations; lm_head and the routers ignored)."""
-    args = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
-            "dynamic": False}
-    group = {"targets": ["Linear"], "weights": args,
-             "input_activations": dict(args, dynamic="local") if input_activations else None}
-    return {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-            "config_groups": {"group_0": group}, "ignore": ["lm_head", "re:.*mlp.gate$"]}
 
 
 def test_compressed_tensors_nvfp4_experts_take_the_same_oracle(tmp_path):
     # CompressedTensorsW4A4Nvfp4MoEMethod asks select_nvfp4_moe_backend too: Qwen3-30B-A3B at TP 8 on SM 12.0,
     # 96 a rank -> refused; the W4A16 form (no input_activations: activation key None, Marlin only) pads -> planned
-    w4a4 = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=_ct_nvfp4(True))
+    w4a4 = bundled_variant(tmp_path, "qwen3-30b-a3b", quantization_config=ct_nvfp4(True))
     assert "compressed-tensors NVFP4 experts' intermediate size of 768 into 96 a rank" in _line(
         w4a4, "rtx-pro-6000", 8, "--weights", "20GB")
-    w4a16 = bundled_variant(tmp_path, "qwen3-30b-a3b", "a16.json", quantization_config=_ct_nvfp4(False))
+    w4a16 = bundled_variant(tmp_path, "qwen3-30b-a3b", "a16.json", quantization_config=ct_nvfp4(False))
     assert _tp(w4a16, "rtx-pro-6000", 8, "--weights", "20GB") == 8
 
 
@@ -141,7 +102,7 @@ def test_no_card_known_refuses_nothing(tmp_path):
     from kvplan.engines.vllm_widths import card_refusal, refusal
     from kvplan.sources import load_model
 
-    model = load_model(_qwen3_30b_nvfp4(tmp_path))
+    model = load_model(qwen3_30b_nvfp4(tmp_path))
     assert refusal(model, 8) is None and card_refusal(model, 8) is None
     assert "into 96 a rank" in refusal(model, 8, capability=(12, 0))
     assert card_refusal(model, 8, capability=(10, 0)) is None and card_refusal(model, 8, capability=(9, 0)) is None
@@ -153,7 +114,7 @@ def test_fit_refuses_the_split_on_the_sm120_card_only(tmp_path):
     from kvplan.fit.grid import parse_gpus
     from kvplan.fit.search import FitRequest, search
 
-    req = FitRequest(_qwen3_30b_nvfp4(tmp_path), 4096, 1, tuple(parse_gpus("b200,rtx-pro-6000")), max_gpus=8,
+    req = FitRequest(qwen3_30b_nvfp4(tmp_path), 4096, 1, tuple(parse_gpus("b200,rtx-pro-6000")), max_gpus=8,
                      engine="vllm")
     found = {(c.gpu.name, c.tp): c for c in search(req, verify_top=1).candidates
              if c.kv_dtype == "bf16" and c.pp == 1 and c.dp == 1}
