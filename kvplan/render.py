@@ -185,15 +185,28 @@ def _column_widths(table: Table, cells: list[list[str]], width: int) -> list[int
 def console(**kwargs):
     """A rich Console whose write to a closed pipe (`| head`) raises BrokenPipeError for the CLI to handle (exit 0,
     or go on saving a bench run's files): rich's own Console.on_broken_pipe exits with status 1, which kvplan
-    keeps for a broken budget."""
+    keeps for a broken budget. A console on stderr (stderr=True: bench's progress bar and notes) goes quiet instead,
+    and the work goes on: `kvplan bench ... 2>&1 | head` still writes its --json / --csv files."""
     from rich.console import Console
 
     class PipeAwareConsole(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True
+            if self.stderr:
+                _to_devnull(2)  # what sys.stderr still buffers would fail again at exit (status 120)
+                return
             raise BrokenPipeError
 
     return PipeAwareConsole(**kwargs)
+
+
+def _to_devnull(fd: int) -> None:
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    except OSError:
+        pass
 
 
 def _rich(report: Report, stream) -> None:

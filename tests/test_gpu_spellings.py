@@ -4,7 +4,9 @@ name, and only when the size is the card's datasheet memory; an ambiguous or unc
 
 Expected cards are from the datasheets and nvidia-smi's own names: nvidia-smi prints "NVIDIA H100 80GB HBM3"
 for the SXM5 card ("NVIDIA H100 PCIe" for the PCIe one), "NVIDIA A100-SXM4-40GB" / "-80GB", "Tesla V100-SXM2-32GB";
-the H100 NVL is the 94 GB H100 (vLLM #34877 logs it as "NVIDIA H100 94GB").
+the 94 GB H100 is two cards: nvidia-smi names the H100 NVL "NVIDIA H100 NVL", and the H100 SXM5 94GB (PCI id 2339,
+4 a node on TSUBAME 4.0) "NVIDIA H100 94GB" (a TSUBAME 4.0 write-up's measured table: "NVIDIA H100 94GB (95,830 MiB)",
+the NVL's MiB too), so a bare 94 GB H100 is refused, not planned as the NVL.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from kvplan.errors import UsageError
     ("h100-sxm5", "h100-sxm", 80),
     ("H100-SXM5-80GB", "h100-sxm", 80),
     ("h100-pcie-80gb", "h100-pcie", 80),
-    ("h100-94gb", "h100-nvl", 94),
+    ("h100-nvl-94gb", "h100-nvl", 94),
+    ("NVIDIA H100 NVL", "h100-nvl", 94),
     ("a100-40g", "a100-40gb", 40),
     ("A100-SXM4-40GB", "a100-40gb", 40),
     ("NVIDIA A100-SXM4-80GB", "a100-80gb", 80),
@@ -33,6 +36,10 @@ from kvplan.errors import UsageError
     ("l40s-48gb", "l40s", 48),
     ("h200-141gb", "h200", 141),
     ("NVIDIA GeForce RTX 4090", "rtx-4090", 24),
+    ("NVIDIA H100 PCIe", "h100-pcie", 80),
+    ("NVIDIA H200", "h200", 141),
+    ("NVIDIA L40S", "l40s", 48),
+    ("NVIDIA B200", "b200", 180),
     ("AMD Instinct MI300X", "mi300x", 192),
 ])
 def test_spelling_names_the_card(spelling, card, datasheet_gb):
@@ -47,6 +54,8 @@ def test_spelling_names_the_card(spelling, card, datasheet_gb):
     "h100-40gb",       # no 40 GB H100
     "mi300",           # MI300A or MI300X
     "80gb",
+    "NVIDIA A100 80GB PCIe",  # nvidia-smi's PCIe A100: not the catalog's SXM4 card
+    "NVIDIA A100-PCIE-40GB",
 ])
 def test_ambiguous_or_unknown_stays_an_error(spelling):
     with pytest.raises(UsageError, match="unknown GPU"):
@@ -62,3 +71,12 @@ def test_cli_accepts_h100_80gb():
     assert run.returncode == 0, run.stderr
     assert "| GPUs | 1 x h100-sxm (tp 1, pp 1) |" in run.stdout
     assert "131,072" in run.stdout
+
+
+@pytest.mark.parametrize("spelling", ["h100-94gb", "NVIDIA H100 94GB", "H100 94GB"])
+def test_a_94gb_h100_is_refused_naming_both_cards(spelling):
+    # 94 GB fits the catalog's NVL (95,830 MiB) and the uncatalogued H100 SXM5 94GB alike (the same 95,830 MiB);
+    # the SXM5 card is not the NVL (SXM form factor, NVLink to 8 GPUs), so guessing the NVL would plan another card
+    with pytest.raises(UsageError, match="names two cards") as err:
+        lookup(spelling)
+    assert "h100-nvl" in err.value.hint and "H100 SXM5 94GB" in err.value.hint

@@ -9,7 +9,9 @@
   experts are not gated where that padded: refused where 2p % 128 != 0.
 - SM 8.0 - 9.x (H100 9.0): FP4 Marlin (sgl-project/sglang#25655), gated experts unpadded
   (marlin_utils_fp4.py prepare_moe_nvfp4_layer_for_marlin): the repack needs 2p % 64 (gptq_marlin_repack tile_n 64), the
-  first forward's moe_wna16_marlin gemm N = 2p % 128 (its thread tiles (128, 128), (64, 128), (64, 256)).
+  first forward's moe_wna16_marlin gemm N = 2p % 128 (its thread tiles (128, 128), (64, 128), (64, 256)); before
+  that gemm the Marlin runner (moe_runner/marlin.py fused_experts_none_to_marlin) asserts gated SiLU / SiTU, which
+  Gemma 4's GELU experts are not.
 - compressed-tensors NVFP4 W4A16 (and W4A4 below SM 10.0): CompressedTensorsW4A16Nvfp4MoE raises ValueError where
   p % 64 != 0.
 
@@ -87,16 +89,31 @@ def test_deepseek_v3_1_nvfp4_tp8_planned_on_sm120(tmp_path):
 # --- H100 (SM 9.0): FP4 Marlin, gated experts unpadded -------------------------------------------------------------
 
 def test_gemma4_26b_nvfp4_on_h100_marlin():
-    # TP 4: p = 176, the w13 repack's size_n = 2 x 176 = 352 = 5 x 64 + 32 -> fails at load
+    # TP 4: p = 176, the w13 repack's size_n = 2 x 176 = 352 = 5 x 64 + 32 -> fails at load, before any forward
     line = _line(GEMMA, "h100-sxm", 4)
     assert "ModelOpt NVFP4 experts on FP4 Marlin" in line and "(176 of the intermediate 704 a rank (704 / 4)" in line
     assert "'size_n = 352 is not divisible by tile_n_size = 64' (the w13 (gate_up) repack, at load)" in line
-    # TP 2: p = 352, 704 = 11 x 64 repacks (w2: K 352 = 22 x 16, N 2,816 = 44 x 64), but the w13 gemm's N = 704 is
-    # not a multiple of 128 (K 2,816 = 44 x 64): no thread tile
-    line = _line(GEMMA, "h100-sxm", 2)
-    assert "'Invalid thread config' for MKN = [M, 2816, 704] (the w13 (gate_up) gemm" in line
-    # TP 1: p = 704 = 11 x 64, 2p = 1,408 = 11 x 128, hidden 2,816 = 22 x 128: served
-    assert _tp(GEMMA, "h100-sxm", 1) == 1
+    # TP 2: p = 352, 704 = 11 x 64 repacks (w2: K 352 = 22 x 16, N 2,816 = 44 x 64); TP 1: p = 704 repacks too. The
+    # first forward then meets moe_runner/marlin.py fused_experts_none_to_marlin's check before any gemm: Gemma 4's
+    # experts are gated GELU (gemma4_causal.py Gemma4MoE activation "gelu"), and it asserts gated SiLU / SiTU only
+    for tp in (2, 1):
+        line = _line(GEMMA, "h100-sxm", tp)
+        assert "AssertionError 'Only gated SiLU/SiTU is supported, got gelu.'" in line
+        assert "Invalid thread config" not in line
+
+
+def test_gemma4_26b_compressed_tensors_nvfp4_w4a16_refused_at_tp1(tmp_path):
+    # CompressedTensorsW4A16Nvfp4MoE takes the same Marlin runner (its create_moe_runner: MoeRunnerBackend.MARLIN):
+    # at TP 1 its load checks pass (hidden 2,816 = 22 x 128, p 704 = 11 x 64), the GELU assertion does not
+    import json
+
+    raw = json.loads(open(GEMMA).read())
+    raw["quantization_config"] = ct_nvfp4(False)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    line = _line(str(path), "rtx-pro-6000", 1, "--weights", "16GB")
+    assert "compressed-tensors NVFP4 experts on FP4 Marlin (704 of the intermediate 704 a rank (704 / 1)" in line
+    assert "AssertionError 'Only gated SiLU/SiTU is supported, got gelu.'" in line
 
 
 def test_qwen3_nvfp4_on_h100_marlin(tmp_path):

@@ -71,7 +71,8 @@ CATALOG = {
              "(code-index file id 33356850601; an older driver: the SXM card prints 79.11 on driver 535, 79.18 on "
              "newer ones)", 81559, cap=(9, 0), pcie_only=True),
         # H100 NVL datasheet (per GPU): 94 GB HBM3 at 3.9 TB/s, PCIe Gen5 x16; NVIDIA quotes 1,671 BF16 tensor TFLOPS
-        # with sparsity, so dense bf16 is 1,671 / 2 = 835.5
+        # with sparsity, so dense bf16 is 1,671 / 2 = 835.5. vLLM #34877's "NVIDIA H100 94GB" may be an H100 SXM5 94GB
+        # (nvidia-smi's name for that card, _SHARED_SIZES): the same 95,830 MiB, so its 93.10 GiB agrees either way
         _gpu("h100-nvl", 94, 3900, 64, 835.5, "H100 NVL 94GB HBM3 (PCIe); bf16 derived from 1,671 sparse TFLOPS", 93.10,
              "torch's total on H100 NVLs: 'H100 NVL, 93.10 GiB' in a 2026 research log on one (code-index file id "
              "68399705480) and vLLM issue #34877's 'NVIDIA H100 94GB (93.10 GiB)'; an older driver printed 93.11 "
@@ -293,11 +294,20 @@ def _resolve(key: str) -> str | None:
     return key if key in CATALOG else None
 
 
+# a name and memory size that an uncatalogued card shares with a catalogued one: refused, the two named, never
+# guessed. The H100 SXM5 94GB (PCI id 2339; TSUBAME 4.0's and Snellius's GPU) has the H100 NVL's 95,830 MiB, and
+# nvidia-smi names it "NVIDIA H100 94GB" (a TSUBAME 4.0 write-up's measured table: "NVIDIA H100 94GB (95,830 MiB)";
+# TSUBAME 4.0 is 4 x H100 SXM5 94GB a node, its operator's spec sheet), while an NVL is "NVIDIA H100 NVL"
+_SHARED_SIZES = {("h100", 94): "an H100 with 94 GB is the H100 NVL (--gpu h100-nvl) or the H100 SXM5 94GB, which the "
+                               "catalog lacks"}
+
+
 def _spelled_key(key: str) -> str | None:
     """The catalog key of a longer spelling of a card: a memory size ("H100-80GB", "a100-40g", "l40s-48gb"), a form
     factor ("h100-sxm5", "A100-SXM4-40GB") or the words of its full name ("NVIDIA H100 80GB HBM3"). A size must be
     the card's datasheet memory and "sxm" an SXM card; the card is the one the rest names (its alias: "h100" is the
-    SXM card), else the only one of that name with that memory ("h100-94gb" is the NVL); anything else, None."""
+    SXM card), else the only one of that name with that memory; anything else, None. A size an uncatalogued card of
+    that name shares (_SHARED_SIZES: "h100-94gb") is refused in one line."""
     words = [re.sub(r"^(\d+)g$", r"\1gb", w) for w in key.split("-") if w and w not in _NAME_NOISE]
     direct = _resolve("-".join(words))
     if direct:
@@ -316,6 +326,9 @@ def _spelled_key(key: str) -> str | None:
     named = _resolve(base)
     if named and fits(named):
         return named
+    shared = next((_SHARED_SIZES[(base, s)] for s in sizes if (base, s) in _SHARED_SIZES), None)
+    if shared and not sxm:
+        raise UsageError("names two cards", shared)  # lookup puts the name as given in front
     same_name = [k for k in CATALOG if k.startswith(base + "-") and fits(k)]
     return same_name[0] if len(same_name) == 1 else None
 
@@ -324,7 +337,11 @@ def lookup(name: str, *, custom_hint: bool = False) -> Gpu:
     """The catalog entry of `name`; an unknown name lists the catalog, and with `custom_hint` (commands
     that take --gpu-memory and --hbm-gbps: estimate) says a GPU can be given by its figures instead."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    key = _resolve(key) or _spelled_key(key) or key
+    try:
+        key = _resolve(key) or _spelled_key(key) or key
+    except UsageError as exc:
+        raise UsageError(f"GPU {name!r} {exc.message}",
+                         exc.hint + ("; or give --gpu-memory and --hbm-gbps" if custom_hint else "")) from None
     if key in CATALOG:
         return CATALOG[key]
     close = difflib.get_close_matches(key, list(CATALOG), n=2)

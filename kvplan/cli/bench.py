@@ -60,8 +60,6 @@ def bench_command(
     import os
     import sys
 
-    from rich.console import Console
-
     from ..bench.cases import expand, make_case
     from ..bench.report import document, render_table, to_csv, to_json
     from ..files import save_or_rescue
@@ -97,7 +95,9 @@ def bench_command(
 
         return bench_ranks(BenchConfig(model, specs, tokens, batch_n, dev, reps, small, block), tp, pp, launch,
                            timeout, json_path, csv_path, quiet, force)
-    err = Console(stderr=True)
+    from ..render import console
+
+    err = console(stderr=True)  # a closed stderr (`2>&1 | head`) stops the bar, not the run
     progress = None
     bar = None
     if not quiet:

@@ -29,8 +29,6 @@ def _child_args(cfg, tp: int, pp: int, timeout: float, json_path, csv_path, quie
 
 def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_path, csv_path,
                 quiet: bool, force: bool) -> None:
-    from rich.console import Console
-
     from ..bench.distributed import launch as run_torchrun
     from ..bench.distributed import prepare, run
     from ..bench.placement import check_sizes
@@ -62,8 +60,10 @@ def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_
             raise typer.Exit(2) from None
         raise
     if prep.place.rank == 0 and not quiet:
-        Console(stderr=True).print(f"bench on {prep.place.world_size} ranks (tp {tp} x pp {pp}): "
-                                   f"{len(cfg.specs) + 1} techniques", highlight=False)
+        from ..render import console
+
+        console(stderr=True).print(f"bench on {prep.place.world_size} ranks (tp {tp} x pp {pp}): "
+                                   f"{len(cfg.specs) + 1} techniques", highlight=False)  # quiet on a closed stderr
     doc = run(prep, timeout)
     if doc is None:  # not rank 0: rank 0 reports
         return

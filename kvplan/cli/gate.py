@@ -99,20 +99,30 @@ def gate_command(
     findings, notes = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
                                    mass_tolerance=mass_tolerance, accept_mismatch=waived, latency_alpha=p_value)
     bad = gate.failed(findings)
-    _report(gate, findings, notes, cur, base, "FAIL" if bad else "PASS")
-    if annotate and bad:
-        import sys
-
-        sys.stdout.write(_annotations(findings, current))
+    text = gate.markdown(findings, notes, cur, base, "FAIL" if bad else "PASS")
+    _write(text + (_annotations(findings, current) if annotate and bad else ""))
+    gate.append_step_summary(text)
     if bad:
         raise typer.Exit(1)
 
 
-def _report(gate, findings, notes, cur, base, verdict) -> None:
+def _write(text: str) -> None:
+    """The summary on stdout; a reader that went away (`| head`) changes nothing: the exit code stays the verdict's
+    (click turned the BrokenPipeError into exit 1, a PASS read as a regression)."""
     import sys
 
+    from .common import _silence_stdout
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+def _report(gate, findings, notes, cur, base, verdict) -> None:
     text = gate.markdown(findings, notes, cur, base, verdict)
-    sys.stdout.write(text)
+    _write(text)
     gate.append_step_summary(text)
 
 

@@ -64,6 +64,16 @@ EXPERTS = {
 }
 
 
+# the gated experts' activation where SGLang 0.5.23 builds it other than SiLU: gemma4_causal.py Gemma4MoE's FusedMoE
+# takes activation="gelu" (its default; Gemma4DecoderLayer passes none); every other family of EXPERTS builds SiLU
+SGLANG_ACTIVATION = {"gemma4": "gelu"}
+
+
+def sglang_activation(raw: dict) -> str:
+    """The activation SGLang 0.5.23's FusedMoE runs for the routed experts of this config's family."""
+    return SGLANG_ACTIVATION.get(str(raw.get("model_type") or ""), "silu")
+
+
 def _width(raw: dict, field: str) -> int | None:
     """A positive int field of the text model: the nested text config's (a wrapper's language model is built from
     it), else the top level's."""
@@ -170,4 +180,5 @@ def ct_experts_nvfp4(q: dict, model_type: str, module: str) -> str | None:
     return "W4A16" if group.get("input_activations") is None else None
 
 
-__all__ = ["EXPERTS", "ct_expert_group", "ct_experts_nvfp4", "ct_nvfp4", "gated_experts"]
+__all__ = ["EXPERTS", "SGLANG_ACTIVATION", "ct_expert_group", "ct_experts_nvfp4", "ct_nvfp4", "gated_experts",
+           "sglang_activation"]

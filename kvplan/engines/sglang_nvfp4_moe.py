@@ -29,10 +29,14 @@ sglang 0.5.23 wheel (python/sglang/srt/...; p = the intermediate a rank, moe_int
   size_k % 16, size_n % 64 for w13 (K h, N 2p) then w2 (K p, N h)), and the first forward's
   kernels/jit/csrc/gemm/marlin_moe/moe_wna16_marlin.cuh (fused_marlin_moe.py) needs a thread tile (thread_k,
   thread_n) of (128, 128) / (64, 128) / (64, 256) dividing K x N ("Invalid thread config"): K % 64 with N % 128.
-  So gated experts need 2p % 64 and p % 16 to load, and h % 64, 2p % 128 (p % 64) and h % 128 to run.
+  So gated experts need 2p % 64 and p % 16 to load, and h % 64, 2p % 128 (p % 64) and h % 128 to run. Before
+  those gemms, layers/moe/moe_runner/marlin.py fused_experts_none_to_marlin asserts a gated activation is "silu"
+  or "situ" ("Only gated SiLU/SiTU is supported, got ..."): Gemma 4's gated GELU experts (gemma4_causal.py
+  Gemma4MoE, activation "gelu") fail at the first forward at any width (sgl-project/sglang#20882 and #21145,
+  which would have added GELU to the Marlin MoE, were closed unmerged).
   CompressedTensorsW4A16Nvfp4MoE.process_weights_after_loading checks this itself before the repack: ValueError
   "NVFP4 Marlin MoE requires hidden_size % 128 == 0, got h." then "... intermediate_size_per_partition % 64 == 0,
-  got p.".
+  got p.", and its create_moe_runner takes the same MARLIN runner (the activation assert above).
 - Not settled, nothing refused: CompressedTensorsW4A4Nvfp4MoE on SM 10.x+ (its CUTLASS branch swizzles the scales
   without padding or asserting on the weights; its TRT-LLM branch, prepare_static_weights_for_trtllm_fp4_moe, pads
   nothing: what the kernels then do is in FlashInfer, not read); ModelOpt NVFP4 on SM 10.x for an architecture no
@@ -73,13 +77,26 @@ def scheme(model, raw: dict) -> str | None:
     return {"W4A4": "ct_w4a4", "W4A16": "ct_w4a16"}.get(form or "")
 
 
-def _marlin(p: int, h: int) -> str | None:
-    """prepare_moe_nvfp4_layer_for_marlin's repack of gated experts, then the first forward's tiles (module doc)."""
+def _marlin_activation(activation: str) -> str | None:
+    """The first forward on the Marlin runner: moe_runner/marlin.py fused_experts_none_to_marlin asserts a gated
+    activation is SiLU or SiTU before any gemm (Gemma 4's GELU experts fail at every width)."""
+    if activation in ("silu", "situ"):
+        return None
+    return (f"AssertionError 'Only gated SiLU/SiTU is supported, got {activation}.' (moe_runner/marlin.py "
+            f"fused_experts_none_to_marlin, whatever the widths) {_FIRST_FORWARD}")
+
+
+def _marlin(p: int, h: int, activation: str = "silu") -> str | None:
+    """prepare_moe_nvfp4_layer_for_marlin's repack of gated experts, then the first forward: the runner's
+    activation check, then the gemms' tiles (module doc)."""
     for part, k, n in (("w13 (gate_up)", h, 2 * p), ("w2 (down)", p, h)):
         if k % 16:
             return f"'size_k = {k} is not divisible by tile_k_size = 16' (the {part} repack, at load)"
         if n % 64:
             return f"'size_n = {n} is not divisible by tile_n_size = 64' (the {part} repack, at load)"
+    why = _marlin_activation(activation)
+    if why:
+        return why
     for part, k, n in (("w13 (gate_up)", h, 2 * p), ("w2 (down)", p, h)):
         if k % 64 or n % 128:
             return (f"'Invalid thread config' for MKN = [M, {k}, {n}] (the {part} gemm: no (thread_k, thread_n) of "
@@ -87,9 +104,11 @@ def _marlin(p: int, h: int) -> str | None:
     return None
 
 
-def refusal(kind: str | None, width: int, moe_tp: int, hidden: int, capability: tuple[int, int] | None) -> str | None:
+def refusal(kind: str | None, width: int, moe_tp: int, hidden: int, capability: tuple[int, int] | None,
+            activation: str = "silu") -> str | None:
     """Why SGLang 0.5.23 fails to load or first run these NVFP4 routed experts of `width` split `moe_tp` ways on a
-    card of `capability` (module doc); None where it serves them, the card is unknown, or it is not settled."""
+    card of `capability`, gated with `activation` (nvfp4_experts.sglang_activation) (module doc); None where it
+    serves them, the card is unknown, or it is not settled."""
     if kind is None or capability is None or capability < (8, 0) or width % moe_tp:
         return None
     p = width // moe_tp
@@ -101,10 +120,13 @@ def refusal(kind: str | None, width: int, moe_tp: int, hidden: int, capability: 
         elif p % 64:
             why = f"'NVFP4 Marlin MoE requires intermediate_size_per_partition % 64 == 0, got {p}.'"
         else:
-            return None
-        return (f"compressed-tensors NVFP4 experts on FP4 Marlin ({shape}; compressed_tensors.py get_moe_scheme -> "
-                "CompressedTensorsW4A16Nvfp4MoE" + (", W4A4 below SM 10.0" if kind == "ct_w4a4" else "")
-                + f"): ValueError {why} at load (compressed_tensors_w4a16_nvfp4_moe.py process_weights_after_loading)")
+            why = None
+        ct = (f"compressed-tensors NVFP4 experts on FP4 Marlin ({shape}; compressed_tensors.py get_moe_scheme -> "
+              "CompressedTensorsW4A16Nvfp4MoE" + (", W4A4 below SM 10.0" if kind == "ct_w4a4" else "") + ")")
+        if why:
+            return f"{ct}: ValueError {why} at load (compressed_tensors_w4a16_nvfp4_moe.py process_weights_after_loading)"
+        late = _marlin_activation(activation)  # its create_moe_runner takes MoeRunnerBackend.MARLIN
+        return f"{ct}: {late}" if late else None
     if kind != "modelopt":
         return None
     if capability[0] in (11, 12):
@@ -119,7 +141,7 @@ def refusal(kind: str | None, width: int, moe_tp: int, hidden: int, capability: 
                 "the same branch: sgl-project/sglang#39807)")
     if capability[0] >= 10:
         return None  # flashinfer_trtllm pads p to 64 (create_weights), or the unresolved auto: not settled
-    why = _marlin(p, hidden)
+    why = _marlin(p, hidden, activation)
     return f"{_MARLIN} on an {sm} card ({shape}): {why}" if why else None
 
 

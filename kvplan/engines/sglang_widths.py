@@ -247,11 +247,12 @@ def refusal(model, split: Split, release: str | None = None) -> str | None:
         late = late_refusal(kern, moe_quant, built, served_dtype(model))
         why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     if not why and moe and expert_width and (release or READ_IN).startswith(READ_IN):
+        from .nvfp4_experts import sglang_activation
         from .sglang_nvfp4_moe import refusal as nvfp4_refusal, scheme as nvfp4_scheme
 
         # the NVFP4 routed experts, by card: at load or the first forward (engines/sglang_nvfp4_moe.py)
         late = nvfp4_refusal(nvfp4_scheme(model, raw), expert_width, 1 if split.ep else split.gpus,
-                             config_int(raw, "hidden_size") or 0, split.capability)
+                             config_int(raw, "hidden_size") or 0, split.capability, sglang_activation(raw))
         why = f"SGLang 0.5.23 builds the MLPs but fails before it serves: {late}" if late else None
     return f"{split.flags()} with --engine sglang: {why}" if why else None
 
@@ -290,6 +291,8 @@ def check(model, dep, release: str | None = None, notes: list[str] | None = None
     split = (split_of(model, dep.tp, dep.dp, bool(dep.ep), dep.gpu, dep.a2a, dep.replicated_shared, dep.sglang_groups)
              if dep is not None else Split(1))
     why = refusal(model, split, release)
+    if why and "whatever the widths" in why:  # no split helps (sglang_nvfp4_moe: Marlin's gated SiLU / SiTU only)
+        raise UsageError(why, "no --tp helps on this card: choose a card SGLang serves these experts on (--gpu)")
     if why:
         raise UsageError(why, HINT + (", or add --ep for the experts" if "routed expert" in why and not split.ep
                                       else ""))

@@ -227,10 +227,14 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         title += " (none with a quality caveat)"
     report = Report(data, [Table(title, columns, rows, numeric)], [], headline)
     if options:
+        # fit/screen.py: KV/GPU is the largest stage's cache of the sequences kept on the GPUs (an MLA latent is
+        # not split by TP: estimate deepseek-v2-lite gives the same bytes a GPU at TP 1 and 2), W/GPU the heaviest
+        # stage's weights, which a PP split may put on another GPU
         report.lines.append(f"columns: conc = sequences of {format_tokens(req.context_tokens)} the planner's pool holds; "
-                            f"KV/GPU GiB = the K/V of the budget's {req.concurrency} sequences on the fullest GPU "
-                            "(TP splits it by K/V heads, PP by layers); W/GPU GiB = the weights on that GPU; decode ms = the "
-                            "memory-bound floor of one decode step (weights and K/V read at the card's HBM bandwidth)")
+                            f"KV/GPU GiB = the cache the budget's {req.concurrency} sequences keep on the fullest GPU "
+                            "(TP splits K/V heads, up to their count, and keeps an MLA latent whole on every rank; PP "
+                            "splits layers); W/GPU GiB = the weights on the heaviest GPU; decode ms = the memory-bound "
+                            "floor of one decode step (weights and K/V read at the card's HBM bandwidth)")
     if req.quantization is not None:
         report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
                             f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
