@@ -138,6 +138,11 @@ def test_aliases(alias, key):
     ("NVIDIA L20", "l20"),
     ("AMD Instinct MI325X", "mi325x"),
     ("NVIDIA GeForce RTX 5090 D v2", None),  # 24 GB on 384 bits (Tom's Hardware, 2025-08-12), not the 5090's 32
+    # a stated size is the card's memory where a card of the name has it: 94 GB is no 80 GB SXM card; the NVL's
+    # 95,830 MiB is what the H100 SXM5 94GB (nvidia-smi: "NVIDIA H100 94GB") has too
+    ("NVIDIA H100 94GB", "h100-nvl"),
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+    ("Tesla V100-SXM2-16GB", "v100-16gb"),
 ])
 def test_new_device_names(device_name, key):
     assert match_device_name(device_name) == key

@@ -365,10 +365,15 @@ def match_device_name(device_name: str) -> str | None:
     A key matches when its model token (the first with a digit: h100, l40s,
     4090) is a whole word of the name; among matches the key with the most other
     tokens in the name wins ("pcie", "80gb"; "sxm" also matches "sxm4"), ties
-    going to catalog order. Whole words keep "L40S" from matching l4.
+    going to catalog order. Whole words keep "L40S" from matching l4. A size the
+    name states ("94GB") must be the card's datasheet memory where a matching card
+    has it: "NVIDIA H100 94GB" is not the 80 GB SXM card but the H100 NVL, whose
+    95,830 MiB the H100 SXM5 94GB that nvidia-smi names so has too (_SHARED_SIZES),
+    so the memory a plan reads is right either way; a size no matching card has is
+    not the GPU's memory ("NVIDIA GH200 480GB" counts its CPU's LPDDR5X).
     """
     words = re.findall(r"[a-z0-9]+", device_name.lower())
-    best, best_score = None, -1
+    matches = []
     for key in CATALOG:
         tokens = key.split("-")
         model = next((t for t in tokens if any(c.isdigit() for c in t)), tokens[0])
@@ -376,7 +381,11 @@ def match_device_name(device_name: str) -> str | None:
             continue
         if any(w in _VARIANT_WORDS and w not in tokens for w in words):
             continue
-        score = sum(any(w.startswith(t) for w in words) for t in tokens if t != model)
+        matches.append((key, sum(any(w.startswith(t) for w in words) for t in tokens if t != model)))
+    sizes = {int(w[:-2]) for w in words if re.fullmatch(r"\d+gb", w)}
+    sized = [(k, score) for k, score in matches if all(round(CATALOG[k].memory_bytes / GIB) == s for s in sizes)]
+    best, best_score = None, -1
+    for key, score in sized or matches:
         if score > best_score:
             best, best_score = key, score
     return best
