@@ -8,21 +8,10 @@ from pathlib import Path
 
 from kvplan.engines.sglang_log import parse as parse_sglang
 from kvplan.engines.vllm_log import parse_log
+from test_vllm_logs_recent import QWEN3_235B_2507_FP8 as QWEN3_235B_FP8  # the Qwen3-235B-A22B-FP8 config it quotes
 
 LOGS = Path(__file__).parent / "data" / "vllm_logs"
 GIB = 2**30
-
-# Qwen3-235B-A22B's text attention (94 layers, 4 KV heads of 128), the fields tests/test_vllm_logs_recent.py quotes
-QWEN3_235B_FP8 = {
-    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": False, "decoder_sparse_step": 1, "head_dim": 128,
-    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12288, "max_position_embeddings": 262144,
-    "max_window_layers": 94, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 1536,
-    "norm_topk_prob": True, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8,
-    "num_hidden_layers": 94, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 5000000,
-    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 151936,
-    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
-                            "weight_block_size": [128, 128]},
-}
 
 
 def _run(cli, path, *args):
