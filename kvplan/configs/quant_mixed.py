@@ -32,6 +32,7 @@ configs/weight_mixed.py over kvplan's per-module count, configs/weight_tables).
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from .quant_bytes import QuantBytes, Unsized
@@ -130,21 +131,26 @@ def mixed_entry(table: dict, names: list[str], experts: bool):
     return hit
 
 
+def target_matches(value: str, target: str, contains: bool = False) -> bool:
+    """vLLM 0.34 utils/config_utils.py is_equal_or_regex_match, as compressed-tensors' find_matched_target asks it:
+    re.match after "re:", else equal (or, for a class name, contained)."""
+    if target.startswith("re:"):
+        return re.match(target[3:], value) is not None
+    return target.lower() in value.lower() if contains else target == value
+
+
 def format_of(q: QuantBytes) -> Callable[[list[str], bool, bool], QuantBytes | None]:
     """A lookup (a module's names, whether it is routed experts, whether it is a linear layer) -> the format it is
     stored in, None for the float dtype (module doc)."""
-    import re
-
     if q.formats_style == MODELOPT_MIXED:
         table = dict(q.formats)
         return lambda names, experts, linear: mixed_entry(table, names, experts)
-    compiled = [(re.compile(t[3:]) if t.startswith("re:") else None, t, fq) for t, fq in q.formats]
 
     def lookup(names: list[str], experts: bool, linear: bool):
         for name in names:  # find_matched_target: the layer's name first, against every target in order
-            for regex, target, fq in compiled:
-                if (regex.match(name) is not None) if regex is not None else target == name:
+            for target, fq in q.formats:
+                if target_matches(name, target):
                     return fq
-        return next((fq for regex, target, fq in compiled if target == "Linear"), None) if linear else None
+        return next((fq for target, fq in q.formats if target == "Linear"), None) if linear else None
 
     return lookup

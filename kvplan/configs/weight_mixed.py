@@ -63,7 +63,7 @@ def _all_entries_found(f, q, modules: list) -> None:
     kvplan's count, and the format of the modules it does name cannot be told."""
     import re
 
-    from .quant_mixed import MODELOPT_MIXED
+    from .quant_mixed import MODELOPT_MIXED, target_matches
 
     spelled = {n for m in modules if m.weight for n in m.names(0)}
     if q.formats_style == MODELOPT_MIXED:
@@ -77,8 +77,7 @@ def _all_entries_found(f, q, modules: list) -> None:
     for key, _ in q.formats:
         if key == "Linear":
             continue
-        regex = re.compile(key[3:]) if key.startswith("re:") else None
-        if not any((regex.match(n) is not None) if regex is not None else n == key for n in spelled):
+        if not any(target_matches(n, key) for n in spelled):
             raise quant_bytes.Unsized(f"{q.label}: its target {key!r} matches no module of kvplan's per-module count "
                                       f"of model_type {f.model_type!r} (vLLM 0.34 compressed_tensors/utils.py "
                                       "find_matched_target), so the format of each module cannot be told")

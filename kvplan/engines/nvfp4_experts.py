@@ -52,6 +52,8 @@ granitemoehybrid, jamba, dbrx (their experts' modules and widths not read agains
 
 from __future__ import annotations
 
+from ..configs.quant_mixed import target_matches
+
 EXPERTS = {
     **{t: ("mlp.experts", ("moe_intermediate_size",))
        for t in ("qwen2_moe", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "glm4_moe", "deepseek_v32",
@@ -123,16 +125,6 @@ _PROJ = {"mixtral": ("w1", "w3", "w2"), "minimax_m2": ("w1", "w3", "w2")}
 _VLLM_MODULE = {"minimax_m2": "mlp.experts"}
 
 
-def _matches(value: str, target: str, contains: bool = False) -> bool:
-    """vLLM 0.34 utils/config_utils.py is_equal_or_regex_match: re.match after "re:", else equal (or, for a class
-    name, contained)."""
-    import re
-
-    if target.startswith("re:"):
-        return re.match(target[3:], value) is not None
-    return target.lower() in value.lower() if contains else target == value
-
-
 def ct_expert_group(q: dict, model_type: str, module: str) -> dict | None:
     """The config group vLLM 0.34 serves the routed experts with (CompressedTensorsMoEMethod.get_moe_method: the
     "<layer>.0.<gate|up|down>" names through get_scheme_dict / find_matched_target, "Linear" copied to
@@ -158,8 +150,8 @@ def ct_expert_group(q: dict, model_type: str, module: str) -> dict | None:
         picked = []
         for proj in _PROJ.get(model_type, ("gate_proj", "up_proj", "down_proj")):
             name = f"{pre}.0.{module}.0.{proj}"
-            target = (next((t for t in schemes if _matches(name, t)), None)
-                      or next((t for t in schemes if _matches("RoutedExperts", t, contains=True)), None))
+            target = (next((t for t in schemes if target_matches(name, t)), None)
+                      or next((t for t in schemes if target_matches("RoutedExperts", t, contains=True)), None))
             picked.append(None if target is None else id(schemes[target]))
         if len(set(picked)) != 1:
             return None  # get_moe_method raises for projections in different schemes (not modelled here)
